@@ -1,0 +1,1 @@
+"""Functional core: pure functions over Polars frames, tested without Dagster."""

@@ -1,0 +1,152 @@
+"""Splitting documents into text units.
+
+Two modes: ``tokens`` (fixed token windows with overlap, graphrag's default) and
+``sentences`` (whole sentences packed up to the token size, overlapping by whole
+sentences). Chunks are exact substrings of the document: windows are cut at character
+offsets so a multi-byte character (Chinese) is never split between two chunks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+
+from .ids import content_hash, stable_id
+from .tokens import DEFAULT_ENCODING, get_encoding
+
+ChunkingMode = Literal["tokens", "sentences"]
+
+TEXT_UNIT_COLUMNS = {
+    "id": pl.String,
+    "human_readable_id": pl.Int64,
+    "text": pl.String,
+    "n_tokens": pl.Int64,
+    "document_id": pl.String,
+    "chunk_index": pl.Int64,
+    "corpus": pl.String,
+    "source_partition": pl.String,
+    "content_hash": pl.String,
+}
+
+# Sentence ends: Latin punctuation followed by space/newline, CJK full stops, blank lines.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+|(?<=[。！？；])|\n\s*\n")
+
+
+@dataclass(frozen=True)
+class ChunkingSettings:
+    size: int = 1200
+    overlap: int = 100
+    mode: ChunkingMode = "tokens"
+    encoding: str = DEFAULT_ENCODING
+
+    def __post_init__(self):
+        if self.size <= 0:
+            raise ValueError(f"chunk size must be positive (GRAPHRAG_CHUNK_SIZE), got {self.size}")
+        if not 0 <= self.overlap < self.size:
+            raise ValueError(
+                f"chunk overlap must be >= 0 and < chunk size {self.size} (GRAPHRAG_CHUNK_OVERLAP), "
+                f"got {self.overlap}"
+            )
+        if self.mode not in ("tokens", "sentences"):
+            raise ValueError(f"chunking mode must be 'tokens' or 'sentences', got {self.mode!r}")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences with their trailing whitespace, so that ''.join(result) == text."""
+    pieces, start = [], 0
+    for match in _SENTENCE_END.finditer(text):
+        end = match.end()
+        if end > start:
+            pieces.append(text[start:end])
+            start = end
+    if start < len(text):
+        pieces.append(text[start:])
+    return pieces
+
+
+def _token_windows(text: str, settings: ChunkingSettings) -> list[str]:
+    encoding = get_encoding(settings.encoding)
+    tokens = encoding.encode(text, disallowed_special=())
+    if not tokens:
+        return []
+    _, offsets = encoding.decode_with_offsets(tokens)
+    bounds = offsets + [len(text)]
+    step = settings.size - settings.overlap
+    chunks = []
+    for start in range(0, len(tokens), step):
+        end = min(start + settings.size, len(tokens))
+        chunks.append(text[bounds[start] : bounds[end]])
+        if end == len(tokens):
+            break
+    return chunks
+
+
+def _sentence_windows(text: str, settings: ChunkingSettings) -> list[str]:
+    encoding = get_encoding(settings.encoding)
+    sentences = []
+    for sentence in split_sentences(text):
+        n = len(encoding.encode(sentence, disallowed_special=()))
+        if n > settings.size:  # one over-long sentence is cut by tokens
+            sentences.extend(
+                (piece, len(encoding.encode(piece, disallowed_special=())))
+                for piece in _token_windows(sentence, ChunkingSettings(settings.size, 0, "tokens", settings.encoding))
+            )
+        else:
+            sentences.append((sentence, n))
+    chunks: list[str] = []
+    current: list[tuple[str, int]] = []
+    current_tokens = 0
+    for sentence, n in sentences:
+        if current and current_tokens + n > settings.size:
+            chunks.append("".join(s for s, _ in current))
+            # Carry whole trailing sentences up to the overlap budget into the next chunk.
+            carried, carried_tokens = [], 0
+            for s, k in reversed(current):
+                if carried_tokens + k > settings.overlap:
+                    break
+                carried.insert(0, (s, k))
+                carried_tokens += k
+            current, current_tokens = carried, carried_tokens
+        current.append((sentence, n))
+        current_tokens += n
+    if current:
+        chunks.append("".join(s for s, _ in current))
+    return chunks
+
+
+def chunk_text(text: str, settings: ChunkingSettings = ChunkingSettings()) -> list[str]:
+    chunks = _token_windows(text, settings) if settings.mode == "tokens" else _sentence_windows(text, settings)
+    return [chunk for chunk in chunks if chunk.strip()]
+
+
+def chunk_documents(documents: pl.DataFrame, settings: ChunkingSettings = ChunkingSettings()) -> pl.DataFrame:
+    """Text units of the documents. A unit's id hashes its document id, its text and the
+    occurrence number of that text in the document: stable for unchanged content, and
+    identical chunks in different documents (or twice in one) never collide."""
+    encoding = get_encoding(settings.encoding)
+    rows = []
+    for document in documents.iter_rows(named=True):
+        seen: Counter[str] = Counter()
+        for index, chunk in enumerate(chunk_text(document["text"], settings)):
+            occurrence = seen[chunk]
+            seen[chunk] += 1
+            rows.append(
+                {
+                    "id": stable_id(document["id"], chunk, occurrence),
+                    "text": chunk,
+                    "n_tokens": len(encoding.encode(chunk, disallowed_special=())),
+                    "document_id": document["id"],
+                    "chunk_index": index,
+                    "corpus": document["corpus"],
+                    "source_partition": document["source_partition"],
+                    "content_hash": content_hash(chunk),
+                }
+            )
+    frame = pl.DataFrame(rows, schema={k: v for k, v in TEXT_UNIT_COLUMNS.items() if k != "human_readable_id"})
+    return frame.with_row_index("human_readable_id").with_columns(pl.col("human_readable_id").cast(pl.Int64)).select(
+        list(TEXT_UNIT_COLUMNS)
+    )

@@ -1,0 +1,122 @@
+"""Hierarchical Leiden communities (graspologic-native, the engine graphrag uses).
+
+Level 0 is the coarsest partition; a community larger than ``max_cluster_size`` is split
+again on the next level. Every level is kept, with parent/children links, the
+relationships inside each community and the text units those relationships come from.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass
+
+import graspologic_native as gn
+import polars as pl
+
+from .ids import stable_id
+
+COMMUNITY_COLUMNS = {
+    "id": pl.String,
+    "human_readable_id": pl.Int64,
+    "community": pl.Int64,
+    "level": pl.Int64,
+    "parent": pl.Int64,
+    "children": pl.List(pl.Int64),
+    "title": pl.String,
+    "entity_ids": pl.List(pl.String),
+    "relationship_ids": pl.List(pl.String),
+    "text_unit_ids": pl.List(pl.String),
+    "period": pl.String,
+    "size": pl.Int64,
+    "corpus": pl.String,
+}
+
+
+@dataclass(frozen=True)
+class CommunitySettings:
+    max_cluster_size: int = 10
+    seed: int = 0xDEADBEEF
+    use_lcc: bool = False  # cluster only the largest connected component (graphrag's option)
+    exclude_ego_node: bool = True
+
+    def __post_init__(self):
+        if self.max_cluster_size < 2:
+            raise ValueError(f"max_cluster_size must be >= 2 (GRAPHRAG_MAX_CLUSTER_SIZE), got {self.max_cluster_size}")
+
+
+def ego_node(relationships: pl.DataFrame) -> str | None:
+    """The best-connected entity id (ties by id). It touches nearly every topic, so
+    clustering with it folds everything into one community; graphrag prunes it from the
+    graph. We keep it in the entity table (a question about it must still find it) and
+    only leave it out of clustering."""
+    if relationships.is_empty():
+        return None
+    ends = pl.concat([relationships.select(pl.col("source_id").alias("node")), relationships.select(pl.col("target_id").alias("node"))])
+    counts = ends.group_by("node").len().sort(["len", "node"], descending=[True, False])
+    return counts["node"][0]
+
+
+def _largest_component(edges: list[tuple[str, str, float]]) -> list[tuple[str, str, float]]:
+    import networkx as nx
+
+    graph = nx.Graph()
+    graph.add_weighted_edges_from(edges)
+    largest = max(nx.connected_components(graph), key=len)
+    return [edge for edge in edges if edge[0] in largest]
+
+
+def detect_communities(
+    relationships: pl.DataFrame,
+    corpus: str,
+    settings: CommunitySettings = CommunitySettings(),
+    period: str | None = None,
+) -> pl.DataFrame:
+    """Communities of all levels from ``relationships`` (needs id, source_id, target_id,
+    weight, text_unit_ids). Deterministic for the same graph and seed."""
+    period = period or dt.date.today().isoformat()
+    excluded = ego_node(relationships) if settings.exclude_ego_node else None
+    clustered = relationships
+    if excluded is not None:
+        clustered = relationships.filter((pl.col("source_id") != excluded) & (pl.col("target_id") != excluded))
+    # Sorted input: graspologic-native's result depends on edge order, not only on the seed.
+    edges = sorted(zip(clustered["source_id"], clustered["target_id"], clustered["weight"].cast(pl.Float64)))
+    if settings.use_lcc and edges:
+        edges = _largest_component(edges)
+    if not edges:
+        return pl.DataFrame(schema=COMMUNITY_COLUMNS)
+    clusters = gn.hierarchical_leiden(edges, max_cluster_size=settings.max_cluster_size, seed=settings.seed)
+
+    members: dict[tuple[int, int], list[str]] = defaultdict(list)
+    parent_of: dict[int, int] = {}
+    for item in clusters:
+        members[(item.level, item.cluster)].append(item.node)
+        parent_of[item.cluster] = item.parent_cluster if item.parent_cluster is not None else -1
+    children: dict[int, list[int]] = defaultdict(list)
+    for level, cluster in members:
+        if parent_of[cluster] != -1:
+            children[parent_of[cluster]].append(cluster)
+
+    relationship_rows = relationships.select("id", "source_id", "target_id", "text_unit_ids").rows()
+    rows = []
+    for (level, cluster), entity_ids in sorted(members.items()):
+        inside = set(entity_ids)
+        internal = [r for r in relationship_rows if r[1] in inside and r[2] in inside]
+        rows.append(
+            {
+                "id": stable_id(corpus, "community", level, *sorted(inside)),
+                "human_readable_id": cluster,
+                "community": cluster,
+                "level": level,
+                "parent": parent_of[cluster],
+                "children": sorted(children.get(cluster, [])),
+                "title": f"Community {cluster}",
+                "entity_ids": sorted(inside),
+                "relationship_ids": sorted(r[0] for r in internal),
+                "text_unit_ids": sorted({unit for r in internal for unit in r[3]}),
+                "period": period,
+                "size": len(inside),
+                "corpus": corpus,
+            }
+        )
+    return pl.DataFrame(rows, schema=COMMUNITY_COLUMNS)

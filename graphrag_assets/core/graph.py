@@ -1,0 +1,241 @@
+"""Merging per-text-unit records into the corpus graph: entities and relationships.
+
+Entities merge by normalised name. Relationships are co-occurrences inside a text unit,
+weighted by a PMI variant so that an edge between two names that are everywhere (and so
+meet everywhere) counts for less than one between names that seek each other out:
+
+    weight = n_ab * max(npmi(a, b), 0) + s_ab
+
+where n_ab is the number of text units holding both, npmi the normalised pointwise
+mutual information of the two names over text units, and s_ab the number of sentences
+naming both. Pruning then removes rare names (proper names mentioned fewer than twice, noun phrases
+in fewer than three text units), weak edges (below a percentile of the
+weights) and names left without edges.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import polars as pl
+
+from .ids import stable_id
+
+ENTITY_COLUMNS = {
+    "id": pl.String,
+    "human_readable_id": pl.Int64,
+    "title": pl.String,
+    "type": pl.String,
+    "description": pl.String,
+    "text_unit_ids": pl.List(pl.String),
+    "frequency": pl.Int64,
+    "degree": pl.Int64,
+    "corpus": pl.String,
+    "name_key": pl.String,
+}
+RELATIONSHIP_COLUMNS = {
+    "id": pl.String,
+    "human_readable_id": pl.Int64,
+    "source": pl.String,
+    "target": pl.String,
+    "description": pl.String,
+    "weight": pl.Float64,
+    "combined_degree": pl.Int64,
+    "text_unit_ids": pl.List(pl.String),
+    "corpus": pl.String,
+    "source_id": pl.String,
+    "target_id": pl.String,
+}
+
+
+@dataclass(frozen=True)
+class GraphSettings:
+    min_name_mentions: int = 2  # a proper name must be mentioned at least this often
+    min_concept_frequency: int = 3  # lower-case noun phrases, the noisier kind: text units
+    min_edge_weight_percentile: float = 40.0
+    min_node_degree: int = 1
+    max_description_sentences: int = 4
+
+    def __post_init__(self):
+        if not 0 <= self.min_edge_weight_percentile < 100:
+            raise ValueError("min_edge_weight_percentile must be in [0, 100) (GRAPHRAG_MIN_EDGE_WEIGHT_PCT)")
+        if self.min_name_mentions < 1 or self.min_concept_frequency < 1:
+            raise ValueError("GRAPHRAG_MIN_NAME_MENTIONS and GRAPHRAG_MIN_CONCEPT_FREQUENCY must be >= 1")
+
+
+def _join_descriptions(descriptions: list[str], limit: int) -> str:
+    """Distinct evidence in order, at most ``limit`` records."""
+    return " ".join(list(dict.fromkeys(d for d in descriptions if d))[:limit])
+
+
+def _npmi(n_ab: int, n_a: int, n_b: int, n: int) -> float:
+    if n_ab >= n:
+        return 1.0
+    p_ab = n_ab / n
+    return math.log(p_ab / ((n_a / n) * (n_b / n))) / -math.log(p_ab)
+
+
+def build_graph(
+    extracted_entities: pl.DataFrame,
+    extracted_relationships: pl.DataFrame,
+    text_units: pl.DataFrame,
+    corpus: str,
+    settings: GraphSettings = GraphSettings(),
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(entities, relationships) of a corpus from its extraction records.
+
+    ``text_units`` needs ``id``, ``document_id`` and ``chunk_index``: it fixes the order of
+    evidence and the unit count used by PMI."""
+    unit_order = (
+        text_units.sort("document_id", "chunk_index")
+        .with_row_index("unit_rank")
+        .select(pl.col("id").alias("text_unit_id"), "unit_rank")
+    )
+    n_units = max(unit_order.height, 1)
+    records = extracted_entities.join(unit_order, on="text_unit_id").sort("unit_rank")
+
+    candidates = records.group_by("name_key").agg(
+        pl.col("text_unit_id").unique(maintain_order=True).alias("text_unit_ids"),
+        pl.col("text_unit_id").n_unique().alias("frequency"),
+        pl.col("title").sort_by("mentions", descending=True).first().alias("title"),
+        pl.col("type"),
+        pl.col("mentions"),
+        pl.col("mentions").sum().alias("total_mentions"),
+        pl.col("description"),
+    )
+    candidates = candidates.with_columns(
+        pl.struct("type", "mentions")
+        .map_elements(_majority_type, return_dtype=pl.String)
+        .alias("type")
+        if candidates.height
+        else pl.lit(None, pl.String).alias("type")
+    )
+    kept = candidates.filter(
+        pl.when(pl.col("type") == "CONCEPT")
+        .then(pl.col("frequency") >= settings.min_concept_frequency)
+        .otherwise(pl.col("total_mentions") >= settings.min_name_mentions)
+    )
+
+    mentions = records.filter(pl.col("name_key").is_in(kept["name_key"].implode())).select(
+        "text_unit_id", "name_key", "unit_rank"
+    ).unique(["text_unit_id", "name_key"])
+    pairs = (
+        mentions.join(mentions, on="text_unit_id", suffix="_b")
+        .filter(pl.col("name_key") < pl.col("name_key_b"))
+        .sort("unit_rank")
+        .group_by(pl.col("name_key").alias("source_key"), pl.col("name_key_b").alias("target_key"))
+        .agg(pl.len().alias("n_ab"), pl.col("text_unit_id").alias("text_unit_ids"))
+    )
+    evidence = (
+        extracted_relationships.join(unit_order, on="text_unit_id")
+        .sort("unit_rank")
+        .group_by("source_key", "target_key")
+        .agg(pl.col("sentences").sum().alias("s_ab"), pl.col("description").alias("descriptions"))
+    )
+    frequency = dict(zip(kept["name_key"], kept["frequency"]))
+    pairs = pairs.join(evidence, on=["source_key", "target_key"], how="left").with_columns(
+        pl.col("s_ab").fill_null(0)
+    )
+    pairs = pairs.with_columns(
+        pl.struct("n_ab", "source_key", "target_key", "s_ab")
+        .map_elements(
+            lambda row: round(
+                row["n_ab"]
+                * max(_npmi(row["n_ab"], frequency[row["source_key"]], frequency[row["target_key"]], n_units), 0.0)
+                + row["s_ab"],
+                6,
+            ),
+            return_dtype=pl.Float64,
+        )
+        .alias("weight")
+        if pairs.height
+        else pl.lit(None, pl.Float64).alias("weight")
+    ).filter(pl.col("weight") > 0)
+    if pairs.height:
+        threshold = pairs["weight"].quantile(settings.min_edge_weight_percentile / 100, "lower")
+        pairs = pairs.filter(pl.col("weight") >= threshold)
+
+    degree = (
+        pl.concat([pairs.select(pl.col("source_key").alias("name_key")), pairs.select(pl.col("target_key").alias("name_key"))])
+        .group_by("name_key")
+        .agg(pl.len().cast(pl.Int64).alias("degree"))
+    )
+    kept = kept.join(degree, on="name_key", how="left").with_columns(pl.col("degree").fill_null(0))
+    kept = kept.filter(pl.col("degree") >= settings.min_node_degree)
+    surviving = kept["name_key"].implode()
+    pairs = pairs.filter(pl.col("source_key").is_in(surviving) & pl.col("target_key").is_in(surviving))
+    # Dropping names can lower the degree of their neighbours: recount on the final edges.
+    degree = (
+        pl.concat([pairs.select(pl.col("source_key").alias("name_key")), pairs.select(pl.col("target_key").alias("name_key"))])
+        .group_by("name_key")
+        .agg(pl.len().cast(pl.Int64).alias("degree"))
+    )
+    kept = kept.drop("degree").join(degree, on="name_key", how="left").with_columns(pl.col("degree").fill_null(0))
+
+    limit = settings.max_description_sentences
+    entities = (
+        kept.with_columns(
+            pl.col("name_key").map_elements(lambda key: stable_id(corpus, "entity", key), return_dtype=pl.String).alias("id"),
+            pl.col("description").map_elements(lambda d: _join_descriptions(d.to_list(), limit), return_dtype=pl.String),
+            pl.lit(corpus).alias("corpus"),
+            pl.col("frequency").cast(pl.Int64),
+        )
+        .sort(["frequency", "degree", "title"], descending=[True, True, False])
+        .with_row_index("human_readable_id")
+        .with_columns(pl.col("human_readable_id").cast(pl.Int64))
+        .select(list(ENTITY_COLUMNS))
+        .cast(ENTITY_COLUMNS)
+    )
+    titles = entities.select("name_key", "title", "id", "degree")
+    relationships = (
+        pairs.join(titles.rename({"name_key": "source_key", "title": "source", "id": "source_id", "degree": "d_s"}), on="source_key")
+        .join(titles.rename({"name_key": "target_key", "title": "target", "id": "target_id", "degree": "d_t"}), on="target_key")
+        .with_columns(
+            pl.struct("source_key", "target_key")
+            .map_elements(lambda row: stable_id(corpus, "relationship", row["source_key"], row["target_key"]), return_dtype=pl.String)
+            .alias("id"),
+            (pl.col("d_s") + pl.col("d_t")).cast(pl.Int64).alias("combined_degree"),
+            pl.struct("source", "target", "descriptions", "n_ab")
+            .map_elements(lambda row: _relationship_description(row, limit), return_dtype=pl.String)
+            .alias("description"),
+            pl.lit(corpus).alias("corpus"),
+        )
+        .sort(["weight", "source", "target"], descending=[True, False, False])
+        .with_row_index("human_readable_id")
+        .with_columns(pl.col("human_readable_id").cast(pl.Int64))
+        .select(list(RELATIONSHIP_COLUMNS))
+        .cast(RELATIONSHIP_COLUMNS)
+    )
+    if entities.is_empty():
+        relationships = relationships.clear()
+    return entities, relationships
+
+
+def _majority_type(row: dict) -> str:
+    counts: dict[str, int] = {}
+    for entity_type, mentions in zip(row["type"], row["mentions"]):
+        counts[entity_type] = counts.get(entity_type, 0) + mentions
+    typed = {t: n for t, n in counts.items() if t not in ("OTHER", "CONCEPT")}
+    pool = typed or counts
+    return sorted(pool.items(), key=lambda item: (-item[1], item[0]))[0][0]
+
+
+def _relationship_description(row: dict, limit: int) -> str:
+    described = _join_descriptions(row["descriptions"] or [], limit)
+    if described:
+        return described
+    return f"{row['source']} and {row['target']} appear together in {row['n_ab']} text units."
+
+
+def link_text_units(entities: pl.DataFrame, relationships: pl.DataFrame) -> pl.DataFrame:
+    """text_unit_id -> entity_ids, relationship_ids (graphrag's text_units columns)."""
+    by_entity = entities.select(pl.col("id").alias("entity_id"), "text_unit_ids").explode("text_unit_ids")
+    by_relationship = relationships.select(pl.col("id").alias("relationship_id"), "text_unit_ids").explode("text_unit_ids")
+    entity_links = by_entity.group_by(pl.col("text_unit_ids").alias("text_unit_id")).agg(
+        pl.col("entity_id").sort().alias("entity_ids")
+    )
+    relationship_links = by_relationship.group_by(pl.col("text_unit_ids").alias("text_unit_id")).agg(
+        pl.col("relationship_id").sort().alias("relationship_ids")
+    )
+    return entity_links.join(relationship_links, on="text_unit_id", how="full", coalesce=True)

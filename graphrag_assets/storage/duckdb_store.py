@@ -1,0 +1,119 @@
+"""The one write path into the DuckDB index.
+
+Every table is created up front from ``schema.TABLES``; a partition is replaced by a
+delete and an ``INSERT ... BY NAME`` inside one transaction, so readers never see a
+half-replaced partition and a crash leaves the previous rows in place. An empty frame
+still deletes (a source whose documents all went away must lose its rows).
+
+DuckDB allows a single writer process: connections are opened per step and closed at
+once, and opening retries briefly while another process holds the file.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from .schema import TABLES, conform, create_statement
+
+LOCK_RETRY_SECONDS = 30.0
+
+
+def _is_lock_error(error: Exception) -> bool:
+    return "lock" in str(error).lower()
+
+
+def connect(path: str | Path, read_only: bool = False, wait_seconds: float = LOCK_RETRY_SECONDS) -> duckdb.DuckDBPyConnection:
+    """Open the index, retrying while another process holds the write lock."""
+    deadline = time.monotonic() + wait_seconds
+    delay = 0.05
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as error:
+            if not _is_lock_error(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+
+class Transaction:
+    def __init__(self, connection: duckdb.DuckDBPyConnection):
+        self._connection = connection
+        self._frames = 0
+
+    def replace(self, table_name: str, frame: pl.DataFrame, partition_values: Sequence[str]) -> int:
+        """Replace the rows of the given partitions (values of the table's partition
+        column) by ``frame``. Returns the number of rows inserted."""
+        table = TABLES[table_name]
+        frame = conform(table, frame)
+        outside = set(frame[table.partition_column].unique().to_list()) - set(partition_values)
+        if outside:
+            raise ValueError(f"rows for {table_name} belong to partitions not being replaced: {sorted(outside)[:5]}")
+        self._connection.execute(
+            f'DELETE FROM "{table_name}" WHERE "{table.partition_column}" IN (SELECT unnest(?))', [list(partition_values)]
+        )
+        if frame.height:
+            name = f"frame_{self._frames}"
+            self._frames += 1
+            self._connection.register(name, frame.to_arrow())
+            self._connection.execute(f'INSERT INTO "{table_name}" BY NAME SELECT * FROM {name}')
+            self._connection.unregister(name)
+        return frame.height
+
+    def execute(self, sql: str, parameters: Sequence | None = None) -> None:
+        self._connection.execute(sql, parameters or [])
+
+    def register(self, name: str, frame: pl.DataFrame) -> None:
+        self._connection.register(name, frame.to_arrow())
+
+
+class IndexStore:
+    """The DuckDB file holding every corpus of the index."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    @contextmanager
+    def connection(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        connection = connect(self.path, read_only=read_only)
+        try:
+            yield connection
+        finally:
+            connection.close()
+
+    def ensure_schema(self) -> None:
+        with self.connection() as connection:
+            for table in TABLES.values():
+                connection.execute(create_statement(table))
+
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """All writes inside commit together or not at all."""
+        with self.connection() as connection:
+            connection.execute("BEGIN TRANSACTION")
+            try:
+                yield Transaction(connection)
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
+
+    def read(self, sql: str, parameters: Sequence | None = None) -> pl.DataFrame:
+        """Run a query and return a Polars frame (call ``ensure_schema`` first)."""
+        with self.connection() as connection:
+            return connection.execute(sql, parameters or []).pl()
+
+    def read_table(self, table_name: str, where_column: str, values: Sequence[str]) -> pl.DataFrame:
+        table = TABLES[table_name]
+        frame = self.read(
+            f'SELECT * FROM "{table_name}" WHERE "{where_column}" IN (SELECT unnest(?))', [list(values)]
+        )
+        return frame.select(list(table.columns)).cast(table.columns) if frame.height else pl.DataFrame(schema=table.columns)
