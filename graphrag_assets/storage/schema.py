@@ -46,6 +46,12 @@ SOURCE_ERROR_COLUMNS = {
     "error": pl.String,
     "recorded_at": pl.Datetime("us", "UTC"),
 }
+CORPUS_BUILD_COLUMNS = {
+    "corpus": pl.String,
+    "sources_hash": pl.String,
+    "settings_hash": pl.String,
+    "built_at": pl.Datetime("us", "UTC"),
+}
 
 TABLES = {
     table.name: table
@@ -73,6 +79,7 @@ TABLES = {
         Table("communities", COMMUNITY_COLUMNS, "corpus", ("id",), "Hierarchical Leiden communities, all levels."),
         Table("community_reports", REPORT_COLUMNS, "corpus", ("id",), "One report per community."),
         Table("embeddings", EMBEDDING_COLUMNS, "corpus", ("kind", "id"), "Vectors of text units, entity descriptions and reports."),
+        Table("corpus_builds", CORPUS_BUILD_COLUMNS, "corpus", ("corpus",), "Last complete graph build of each corpus: the sources and settings it saw."),
     ]
 }
 

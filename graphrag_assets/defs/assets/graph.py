@@ -1,0 +1,227 @@
+"""Graph-wide assets, one partition per corpus:
+entities + relationships -> communities -> community_reports -> embeddings.
+
+They read the per-source tables of their corpus from DuckDB (every source partition
+feeds the corpus, hence the AllPartitionMapping) and replace the corpus's rows in one
+transaction each.
+"""
+
+
+import datetime as dt
+import time
+
+import polars as pl
+from dagster import (
+    AllPartitionMapping,
+    AssetCheckResult,
+    AssetCheckSpec,
+    AssetDep,
+    AssetExecutionContext,
+    AssetSpec,
+    DataVersion,
+    MaterializeResult,
+    asset,
+    multi_asset,
+)
+
+from ...core.communities import detect_communities, ego_node
+from ...core.embedding import embed_missing, embedding_inputs
+from ...core.graph import build_graph, link_text_units
+from ...core.ids import content_hash
+from ...core.reports import extractive_reports
+from ...settings import IndexSettings
+from ...storage.schema import CORPUS_BUILD_COLUMNS
+from ..metadata import table_metadata
+from ..partitions import DUCKDB_POOL, corpus_partitions
+
+GRAPH_ASSET_OPTIONS = dict(partitions_def=corpus_partitions, pool=DUCKDB_POOL, group_name="graph")
+ALL_SOURCES = AllPartitionMapping()
+
+
+def frame_version(frame: pl.DataFrame, columns: list[str]) -> DataVersion:
+    """A data version from the content of the rows (order-independent)."""
+    rows = frame.select(columns).sort(columns[0]).write_ndjson() if frame.height else ""
+    return DataVersion(content_hash(rows)[:24])
+
+
+def _corpus(context: AssetExecutionContext) -> str:
+    return context.partition_key
+
+
+@multi_asset(
+    specs=[
+        AssetSpec(
+            "entities",
+            deps=[AssetDep("extractions", partition_mapping=ALL_SOURCES), AssetDep("text_units", partition_mapping=ALL_SOURCES)],
+            code_version="entities-v1",
+            description="Entities merged across every source of the corpus, with frequency, degree and supporting text units.",
+            kinds={"duckdb", "polars"},
+        ),
+        AssetSpec(
+            "relationships",
+            deps=[AssetDep("extractions", partition_mapping=ALL_SOURCES), AssetDep("text_units", partition_mapping=ALL_SOURCES)],
+            code_version="relationships-v1",
+            description="Co-occurrence relationships weighted by a PMI variant, pruned, with combined degree.",
+            kinds={"duckdb", "polars"},
+        ),
+    ],
+    check_specs=[AssetCheckSpec("endpoints_are_entities", asset="relationships", description="Every relationship's source and target is an entity.")],
+    **GRAPH_ASSET_OPTIONS,
+)
+def entities_and_relationships(context: AssetExecutionContext, settings: IndexSettings):
+    started = time.perf_counter()
+    corpus = _corpus(context)
+    store = settings.store()
+    store.ensure_schema()
+    units = store.read_table("text_units", "corpus", [corpus])
+    extracted_entities = store.read_table("extracted_entities", "corpus", [corpus])
+    extracted_relationships = store.read_table("extracted_relationships", "corpus", [corpus])
+    entities, relationships = build_graph(extracted_entities, extracted_relationships, units, corpus, settings.graph())
+    links = link_text_units(entities, relationships)
+    with store.transaction() as tx:
+        tx.replace("entities", entities, [corpus])
+        tx.replace("relationships", relationships, [corpus])
+        tx.register("links", links)
+        tx.execute("UPDATE text_units SET entity_ids = [], relationship_ids = [] WHERE corpus = ?", [corpus])
+        tx.execute(
+            "UPDATE text_units SET entity_ids = coalesce(links.entity_ids, []), relationship_ids = coalesce(links.relationship_ids, []) "
+            "FROM links WHERE text_units.id = links.text_unit_id"
+        )
+    dangling = store.read(
+        "SELECT r.id FROM relationships r WHERE r.corpus = ? AND (r.source NOT IN (SELECT title FROM entities WHERE corpus = ?) "
+        "OR r.target NOT IN (SELECT title FROM entities WHERE corpus = ?))",
+        [corpus, corpus, corpus],
+    )
+    seconds = time.perf_counter() - started
+    graph_stats = {
+        "nodes": entities.height,
+        "edges": relationships.height,
+        "entity_types": {t: n for t, n in entities["type"].value_counts().iter_rows()},
+        "mean_degree": round(float(entities["degree"].mean() or 0), 2),
+        "seconds": seconds,
+    }
+    yield MaterializeResult(
+        asset_key="entities",
+        metadata=table_metadata("entities", entities, ["title", "type", "frequency", "degree", "description"]) | graph_stats,
+        data_version=frame_version(entities, ["id", "title", "type", "description", "text_unit_ids", "degree"]),
+    )
+    yield MaterializeResult(
+        asset_key="relationships",
+        metadata=table_metadata("relationships", relationships, ["source", "target", "weight", "description"]) | graph_stats,
+        data_version=frame_version(relationships, ["id", "weight", "description", "text_unit_ids"]),
+        check_results=[AssetCheckResult(check_name="endpoints_are_entities", asset_key="relationships", passed=dangling.is_empty(), metadata={"dangling": dangling.height})],
+    )
+
+
+@asset(
+    deps=["relationships", "entities"],
+    code_version="communities-v1",
+    description="Hierarchical Leiden communities (graspologic-native), every level, with parent/children links.",
+    kinds={"duckdb", "polars"},
+    check_specs=[AssetCheckSpec("members_exist", asset="communities", description="Every community member is an entity of the corpus.")],
+    **GRAPH_ASSET_OPTIONS,
+)
+def communities(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
+    started = time.perf_counter()
+    corpus = _corpus(context)
+    store = settings.store()
+    store.ensure_schema()
+    relationships = store.read_table("relationships", "corpus", [corpus])
+    found = detect_communities(relationships, corpus, settings.communities())
+    with store.transaction() as tx:
+        tx.replace("communities", found, [corpus])
+    missing = store.read(
+        "SELECT DISTINCT m.entity_id FROM (SELECT unnest(entity_ids) AS entity_id FROM communities WHERE corpus = ?) m "
+        "ANTI JOIN (SELECT id FROM entities WHERE corpus = ?) e ON m.entity_id = e.id",
+        [corpus, corpus],
+    )
+    excluded = ego_node(relationships) if settings.communities().exclude_ego_node else None
+    return MaterializeResult(
+        metadata=table_metadata("communities", found, ["community", "level", "parent", "size", "title"])
+        | {
+            "levels": found["level"].n_unique() if found.height else 0,
+            "largest_community": int(found["size"].max() or 0) if found.height else 0,
+            "communities_per_level": {str(level): n for level, n in found["level"].value_counts().sort("level").iter_rows()},
+            "ego_node_excluded_from_clustering": excluded or "none",
+            "seconds": time.perf_counter() - started,
+        },
+        data_version=frame_version(found, ["id", "parent", "children", "relationship_ids"]),
+        check_results=[AssetCheckResult(check_name="members_exist", passed=missing.is_empty(), metadata={"missing_members": missing.height})],
+    )
+
+
+@asset(
+    deps=["communities", "entities", "relationships"],
+    code_version="community_reports-v1",
+    description="One report per community. Offline: extractive (title, summary, 5-10 findings quoting evidence), marked generated_by='extractive'.",
+    kinds={"duckdb", "polars"},
+    check_specs=[AssetCheckSpec("every_community_has_a_report", asset="community_reports")],
+    **GRAPH_ASSET_OPTIONS,
+)
+def community_reports(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
+    started = time.perf_counter()
+    corpus = _corpus(context)
+    store = settings.store()
+    store.ensure_schema()
+    found = store.read_table("communities", "corpus", [corpus])
+    reports = extractive_reports(found, store.read_table("entities", "corpus", [corpus]), store.read_table("relationships", "corpus", [corpus]), corpus)
+    with store.transaction() as tx:
+        tx.replace("community_reports", reports, [corpus])
+    unreported = store.read(
+        "SELECT c.community FROM communities c ANTI JOIN community_reports r ON c.community = r.community AND r.corpus = c.corpus WHERE c.corpus = ?",
+        [corpus],
+    )
+    return MaterializeResult(
+        metadata=table_metadata("community_reports", reports, ["community", "level", "title", "rank", "summary"])
+        | {"generated_by": "extractive (no LLM)", "llm_calls": 0, "seconds": time.perf_counter() - started},
+        data_version=frame_version(reports, ["id", "content_hash"]),
+        check_results=[AssetCheckResult(check_name="every_community_has_a_report", passed=unreported.is_empty(), metadata={"without_report": unreported.height})],
+    )
+
+
+@asset(
+    deps=[AssetDep("text_units", partition_mapping=ALL_SOURCES), "entities", "community_reports"],
+    code_version="embeddings-v1",
+    description="Vectors of text units, entity descriptions ('title: description') and report full content, in DuckDB and LanceDB.",
+    kinds={"duckdb", "lancedb"},
+    check_specs=[AssetCheckSpec("vector_dimensions_consistent", asset="embeddings", description="One dimension per model, equal in DuckDB and LanceDB counts.")],
+    **GRAPH_ASSET_OPTIONS,
+)
+def embeddings(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
+    started = time.perf_counter()
+    corpus = _corpus(context)
+    store = settings.store()
+    store.ensure_schema()
+    wanted = embedding_inputs(
+        store.read_table("text_units", "corpus", [corpus]),
+        store.read_table("entities", "corpus", [corpus]),
+        store.read_table("community_reports", "corpus", [corpus]),
+    )
+    embedder = settings.make_embedder()
+    rows, embedded = embed_missing(wanted, store.read_table("embeddings", "corpus", [corpus]), embedder, corpus)
+    sources_hash = content_hash(
+        store.read("SELECT source_partition, source_hash, settings_hash FROM sources WHERE corpus = ? ORDER BY source_partition", [corpus]).write_csv()
+    )
+    build = pl.DataFrame(
+        [{"corpus": corpus, "sources_hash": sources_hash, "settings_hash": settings.graph_fingerprint(), "built_at": dt.datetime.now(dt.timezone.utc)}],
+        schema=CORPUS_BUILD_COLUMNS,
+    )
+    with store.transaction() as tx:
+        tx.replace("embeddings", rows, [corpus])
+        tx.replace("corpus_builds", build, [corpus])
+    mirrored = settings.vector_store().replace_corpus(corpus, rows)
+    dimensions = rows.select(pl.col("vector").list.len().unique()).to_series().to_list()
+    by_kind = {k: n for k, n in rows["kind"].value_counts().iter_rows()}
+    consistent = len(dimensions) <= 1 and all(mirrored[k] == by_kind.get(k, 0) for k in mirrored)
+    return MaterializeResult(
+        metadata=table_metadata("embeddings", rows.drop("vector").with_columns(pl.lit(None, pl.List(pl.Float32)).alias("vector")), ["kind", "id", "model", "text"])
+        | {"model": embedder.name, "dimensions": dimensions[0] if dimensions else 0, "by_kind": by_kind, "newly_embedded": embedded, "reused": rows.height - embedded, "seconds": time.perf_counter() - started},
+        data_version=frame_version(rows, ["kind", "id", "content_hash", "model"]),
+        check_results=[
+            AssetCheckResult(
+                check_name="vector_dimensions_consistent",
+                passed=consistent,
+                metadata={"dimensions_seen": str(dimensions), "lancedb_rows": str(mirrored), "duckdb_rows": str(by_kind)},
+            )
+        ],
+    )

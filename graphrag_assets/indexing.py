@@ -1,0 +1,156 @@
+"""One indexing pass over an input folder, shared by ``graphrag-index`` (and the sensor):
+diff the files against the index, retract deleted sources, register new partitions,
+materialize the pending source partitions in as few runs as possible, then rebuild the
+graph of every corpus whose sources or graph settings changed."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dagster import DagsterInstance, Definitions
+
+from .core.ids import content_hash
+from .core.inputs import discover_sources
+from .core.source_diff import SourcePlan, plan_sources
+from .defs.partitions import corpus_partitions, source_partitions
+from .settings import IndexSettings
+from .storage.duckdb_store import IndexStore
+from .storage.schema import TABLES
+
+# Dagster stores partition ranges for single-run backfills in these run tags.
+RANGE_START_TAG = "dagster/asset_partition_range_start"
+RANGE_END_TAG = "dagster/asset_partition_range_end"
+SUMMARY_TABLES = ["documents", "text_units", "entities", "relationships", "communities", "community_reports", "embeddings"]
+
+
+@dataclass
+class IndexReport:
+    plan: SourcePlan
+    corpora_built: list[str] = field(default_factory=list)
+    source_runs: list[str] = field(default_factory=list)
+    graph_runs: list[str] = field(default_factory=list)
+    failed_runs: list[str] = field(default_factory=list)
+    source_errors: list[str] = field(default_factory=list)
+    rows: dict[str, dict[str, int]] = field(default_factory=dict)  # corpus -> table -> rows
+    seconds: float = 0.0
+
+    @property
+    def did_work(self) -> bool:
+        return bool(self.source_runs or self.graph_runs or self.plan.deleted)
+
+
+def corpus_sources_hash(store: IndexStore, corpus: str) -> str:
+    """Fingerprint of the indexed sources of a corpus: what its graph was built from."""
+    frame = store.read(
+        "SELECT source_partition, source_hash, settings_hash FROM sources WHERE corpus = ? ORDER BY source_partition", [corpus]
+    )
+    return content_hash(frame.write_csv())
+
+
+def contiguous_ranges(ordered_keys: list[str], wanted: set[str]) -> list[tuple[str, str]]:
+    """Runs of consecutive wanted keys in partition order: one Dagster run per range."""
+    ranges, start, previous = [], None, None
+    for key in ordered_keys:
+        if key in wanted:
+            start = start or key
+            previous = key
+        elif start is not None:
+            ranges.append((start, previous))
+            start = None
+    if start is not None:
+        ranges.append((start, previous))
+    return ranges
+
+
+def retract_sources(store: IndexStore, keys: list[str]) -> None:
+    """Remove every per-source row of deleted source files, in one transaction."""
+    with store.transaction() as tx:
+        for table in TABLES.values():
+            if table.partition_column == "source_partition":
+                tx.replace(table.name, _empty(table.name), keys)
+
+
+def _empty(table_name: str):
+    import polars as pl
+
+    return pl.DataFrame(schema=TABLES[table_name].columns)
+
+
+def corpora_needing_build(store: IndexStore, settings: IndexSettings, corpora: set[str]) -> set[str]:
+    builds = {row["corpus"]: row for row in store.read("SELECT * FROM corpus_builds").iter_rows(named=True)}
+    stale = set()
+    for corpus in corpora:
+        build = builds.get(corpus)
+        if build is None or build["settings_hash"] != settings.graph_fingerprint() or build["sources_hash"] != corpus_sources_hash(store, corpus):
+            stale.add(corpus)
+    return stale
+
+
+def run_index(
+    settings: IndexSettings, instance: DagsterInstance, defs: Definitions, log: Callable[[str], None] = print
+) -> IndexReport:
+    started = time.perf_counter()
+    store = settings.store()
+    store.ensure_schema()
+    on_disk = discover_sources(Path(settings.input_dir), settings.forced_corpus())
+    hashes = {source.partition_key: source.read_hash() for source in on_disk}
+    corpora = {source.corpus for source in on_disk} | ({settings.corpus} if settings.corpus else set())
+    # Deletions are only judged within the corpora this input folder holds: pointing the
+    # indexer at another folder must never retract a different corpus.
+    indexed = store.read(
+        "SELECT source_partition, source_hash, settings_hash FROM sources WHERE corpus IN (SELECT unnest(?))", [sorted(corpora)]
+    )
+    plan = plan_sources(on_disk, hashes, indexed, settings.source_fingerprint())
+    report = IndexReport(plan)
+    log(
+        f"sources: {len(on_disk)} on disk in {len(corpora)} corpus(es); {len(plan.added)} new, "
+        f"{len(plan.changed)} changed, {len(plan.deleted)} deleted, {len(plan.unchanged)} unchanged"
+    )
+
+    if plan.deleted:
+        retract_sources(store, plan.deleted)
+        for key in plan.deleted:
+            instance.delete_dynamic_partition(source_partitions.name, key)
+
+    registered = set(instance.get_dynamic_partitions(source_partitions.name))
+    new_keys = [s.partition_key for s in on_disk if s.partition_key not in registered]
+    if new_keys:
+        instance.add_dynamic_partitions(source_partitions.name, new_keys)
+    known_corpora = set(instance.get_dynamic_partitions(corpus_partitions.name))
+    if corpora - known_corpora:
+        instance.add_dynamic_partitions(corpus_partitions.name, sorted(corpora - known_corpora))
+
+    pending = {s.partition_key for s in plan.pending}
+    if pending:
+        ordered = instance.get_dynamic_partitions(source_partitions.name)
+        job = defs.resolve_job_def("index_sources")
+        for first, last in contiguous_ranges(ordered, pending):
+            result = job.execute_in_process(
+                instance=instance,
+                resources={"settings": settings},
+                tags={RANGE_START_TAG: first, RANGE_END_TAG: last},
+                raise_on_error=False,
+            )
+            (report.source_runs if result.success else report.failed_runs).append(result.run_id)
+
+    for corpus in sorted(corpora_needing_build(store, settings, corpora)):
+        result = defs.resolve_job_def("build_graph").execute_in_process(
+            instance=instance, resources={"settings": settings}, partition_key=corpus, raise_on_error=False
+        )
+        (report.graph_runs if result.success else report.failed_runs).append(result.run_id)
+        if result.success:
+            report.corpora_built.append(corpus)
+
+    errors = store.read(
+        "SELECT error FROM source_errors WHERE corpus IN (SELECT unnest(?)) ORDER BY source_partition", [sorted(corpora)]
+    )
+    report.source_errors = errors["error"].to_list()
+    for corpus in sorted(corpora):
+        report.rows[corpus] = {
+            table: int(store.read(f'SELECT count(*) AS n FROM "{table}" WHERE corpus = ?', [corpus])["n"][0]) for table in SUMMARY_TABLES
+        }
+    report.seconds = time.perf_counter() - started
+    return report
