@@ -18,6 +18,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--db", help="DuckDB file (env GRAPHRAG_DB, default: data/graphrag.duckdb)")
     parser.add_argument("--vectors", help="LanceDB directory (env GRAPHRAG_VECTORS, default: data/lancedb)")
     parser.add_argument("--corpus", help="index the whole input folder as this corpus (env GRAPHRAG_CORPUS)")
+    parser.add_argument("--verbose", action="store_true", help="print Dagster's run events on the console")
     return parser
 
 
@@ -33,7 +34,13 @@ def _ensure_dagster_home() -> Path:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     # Imported after argument parsing so that --help is instant.
-    from dagster import DagsterInstance
+    import warnings
+
+    from dagster import BetaWarning, DagsterInstance, PreviewWarning
+
+    # Single-run backfill policies are "beta" in Dagster 1.13; nothing for a user to act on.
+    warnings.filterwarnings("ignore", category=BetaWarning)
+    warnings.filterwarnings("ignore", category=PreviewWarning)
 
     from .core.inputs import InputError
     from .definitions import build_definitions
@@ -49,7 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"graphrag-index: input {settings.input_dir} -> {settings.database} (vectors {settings.vectors}); DAGSTER_HOME={home}")
     try:
         with DagsterInstance.get() as instance:
-            report = run_index(settings, instance, build_definitions(settings))
+            report = run_index(
+                settings, instance, build_definitions(settings), dagster_log_level="DEBUG" if args.verbose else "WARNING"
+            )
     except InputError as error:
         print(f"graphrag-index: {error}", file=sys.stderr)
         return 2

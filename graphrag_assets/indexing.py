@@ -90,7 +90,11 @@ def corpora_needing_build(store: IndexStore, settings: IndexSettings, corpora: s
 
 
 def run_index(
-    settings: IndexSettings, instance: DagsterInstance, defs: Definitions, log: Callable[[str], None] = print
+    settings: IndexSettings,
+    instance: DagsterInstance,
+    defs: Definitions,
+    log: Callable[[str], None] = print,
+    dagster_log_level: str = "WARNING",
 ) -> IndexReport:
     started = time.perf_counter()
     store = settings.store()
@@ -123,6 +127,8 @@ def run_index(
     if corpora - known_corpora:
         instance.add_dynamic_partitions(corpus_partitions.name, sorted(corpora - known_corpora))
 
+    # Run events still go to the instance (and the UI); this only quiets the console.
+    run_config = {"loggers": {"console": {"config": {"log_level": dagster_log_level}}}}
     pending = {s.partition_key for s in plan.pending}
     if pending:
         ordered = instance.get_dynamic_partitions(source_partitions.name)
@@ -131,6 +137,7 @@ def run_index(
             result = job.execute_in_process(
                 instance=instance,
                 resources={"settings": settings},
+                run_config=run_config,
                 tags={RANGE_START_TAG: first, RANGE_END_TAG: last},
                 raise_on_error=False,
             )
@@ -138,7 +145,7 @@ def run_index(
 
     for corpus in sorted(corpora_needing_build(store, settings, corpora)):
         result = defs.resolve_job_def("build_graph").execute_in_process(
-            instance=instance, resources={"settings": settings}, partition_key=corpus, raise_on_error=False
+            instance=instance, resources={"settings": settings}, run_config=run_config, partition_key=corpus, raise_on_error=False
         )
         (report.graph_runs if result.success else report.failed_runs).append(result.run_id)
         if result.success:

@@ -47,35 +47,34 @@ def _names(titles: list[str]) -> str:
 
 
 def _findings(members: list[dict], internal: list[dict]) -> list[dict]:
+    """Up to 10 findings: the heaviest relationships first (at most six, so that the most
+    central entities get a say), then entities by degree, then more relationships."""
+    relationship_findings = [
+        {
+            "summary": f"{r['source']} and {r['target']}",
+            "evidence": r["description"],
+            "explanation": f"{r['description']} [Data: Relationships ({r['human_readable_id']})]",
+        }
+        for r in internal
+    ]
+    entity_findings = [
+        {
+            "summary": f"{e['title']} ({e['type'].lower()})",
+            "evidence": e["description"],
+            "explanation": f"{e['description']} [Data: Entities ({e['human_readable_id']})]",
+        }
+        for e in members
+        if e["description"]
+    ]
     findings: list[dict] = []
     seen: set[str] = set()
-    for relationship in internal:
-        if len(findings) >= MAX_FINDINGS:
-            break
-        if relationship["description"] in seen:
-            continue
-        seen.add(relationship["description"])
-        findings.append(
-            {
-                "summary": f"{relationship['source']} and {relationship['target']}",
-                "explanation": f"{relationship['description']} [Data: Relationships ({relationship['human_readable_id']})]",
-            }
-        )
-        # Leave room for entity findings once the strongest links are covered.
-        if len(findings) >= MAX_FINDINGS - min(len(members), MIN_FINDINGS) // 2:
-            break
-    for entity in members:
-        if len(findings) >= MAX_FINDINGS:
-            break
-        if not entity["description"] or entity["description"] in seen:
-            continue
-        seen.add(entity["description"])
-        findings.append(
-            {
-                "summary": f"{entity['title']} ({entity['type'].lower()})",
-                "explanation": f"{entity['description']} [Data: Entities ({entity['human_readable_id']})]",
-            }
-        )
+    for candidates, limit in ((relationship_findings, 6), (entity_findings, MAX_FINDINGS), (relationship_findings, MAX_FINDINGS)):
+        for candidate in candidates:
+            if len(findings) >= limit:
+                break
+            if candidate["evidence"] not in seen:
+                seen.add(candidate["evidence"])
+                findings.append({"summary": candidate["summary"], "explanation": candidate["explanation"]})
     return findings
 
 

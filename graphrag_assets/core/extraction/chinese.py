@@ -13,6 +13,8 @@ from functools import lru_cache
 from .english import Mention
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_NAME_DOTS = {"·", "•", "・"}
+_PERSON_TAGS = {"nr", "nrfg", "nrt"}
 _TAG_TYPES = {"nr": "PERSON", "nrfg": "PERSON", "nrt": "PERSON", "ns": "GEO", "nt": "ORGANIZATION", "nz": "OTHER"}
 
 
@@ -35,8 +37,17 @@ def chinese_mentions(sentences: list[str]) -> list[Mention]:
     for index, sentence in enumerate(sentences):
         if not has_chinese(sentence):
             continue
-        for pair in tokenizer.cut(sentence):
-            entity_type = _TAG_TYPES.get(pair.flag)
-            if entity_type and len(pair.word) >= 2 and has_chinese(pair.word):
-                mentions.append(Mention(pair.word, entity_type, index))
+        tokens = [(pair.word, pair.flag) for pair in tokenizer.cut(sentence)]
+        k = 0
+        while k < len(tokens):
+            word, flag = tokens[k]
+            entity_type = _TAG_TYPES.get(flag)
+            # Transliterated foreign names are written with a middle dot (玛拉·埃利森);
+            # jieba tags the halves separately, the name is the whole.
+            while entity_type == "PERSON" and k + 2 < len(tokens) and tokens[k + 1][0] in _NAME_DOTS and tokens[k + 2][1] in _PERSON_TAGS:
+                word += tokens[k + 1][0] + tokens[k + 2][0]
+                k += 2
+            if entity_type and len(word) >= 2 and has_chinese(word):
+                mentions.append(Mention(word, entity_type, index))
+            k += 1
     return mentions

@@ -66,29 +66,45 @@ def _entity_type(words: list[str], before: str | None, after: str | None) -> str
     return "OTHER"
 
 
+def _is_honorific(token: str) -> bool:
+    return token.rstrip(".").lower() in HONORIFICS
+
+
+def _surface(run: list[str]) -> str:
+    """The name as written, without a trailing possessive or full stop; ALL-CAPS runs
+    (transcript speaker labels) are title-cased, short all-caps tokens stay acronyms."""
+    words = [w if _is_honorific(w) and k < len(run) - 1 else _clean(w) for k, w in enumerate(run)]
+    if all(w.isupper() for w in words) and not (len(words) == 1 and len(words[0]) <= 5):
+        words = [w.capitalize() for w in words]  # "KEVIN SCOTT" -> "Kevin Scott"
+    return " ".join(w for w in words if w)
+
+
 def _proper_nouns(sentence: str, known_lowercase: set[str], index: int) -> list[Mention]:
     matches = list(_WORD.finditer(sentence))
     tokens = [m.group() for m in matches]
     clause_start = {k for k, m in enumerate(matches) if _CLAUSE_START.search(sentence[: m.start()])}
+
+    def joined(k: int) -> bool:
+        """Token k follows token k-1 with nothing but spaces between them."""
+        return not sentence[matches[k - 1].end() : matches[k].start()].strip()
+
     mentions: list[Mention] = []
     i = 0
     while i < len(tokens):
         if not _is_capitalised(tokens[i]):
             i += 1
             continue
-        run = [tokens[i]]
-        j = i + 1
-        while j < len(tokens):
-            if _is_capitalised(tokens[j]) and not run[-1].endswith(".") or (
-                run[-1].rstrip(".").lower() in HONORIFICS and _is_capitalised(tokens[j])
-            ):
+        run, j = [tokens[i]], i + 1
+        while j < len(tokens) and joined(j):
+            after_stop = run[-1].endswith(".") and not _is_honorific(run[-1])
+            if _is_capitalised(tokens[j]) and not after_stop:
                 run.append(tokens[j])
                 j += 1
             elif (
-                tokens[j].lower() in CONNECTORS
+                tokens[j].lower() in CONNECTORS - {"and"}
                 and j + 1 < len(tokens)
+                and joined(j + 1)
                 and _is_capitalised(tokens[j + 1])
-                and tokens[j].lower() != "and"
             ):
                 run.extend(tokens[j : j + 2])
                 j += 2
@@ -96,22 +112,24 @@ def _proper_nouns(sentence: str, known_lowercase: set[str], index: int) -> list[
                 break
         before = tokens[i - 1] if i > 0 else None
         after = tokens[j] if j < len(tokens) else None
-        # Drop leading function words ("The", "But") and a sentence-initial ordinary word.
+        first = i
+        # Trim function words at either end ("The", "But", "I").
         while run and (_clean(run[0]).lower() in STOPWORDS or run[0].lower() in CONNECTORS):
-            run = run[1:]
+            run, first = run[1:], first + 1
         while run and (_clean(run[-1]).lower() in STOPWORDS or run[-1].lower() in CONNECTORS):
             run = run[:-1]
-        if len(run) == 1 and _clean(run[0]).lower() in NOT_NOUN_WORDS:
-            run = []
-        if run and len(run) == 1 and (i in clause_start or _CONTRACTION.search(run[0])) and (
-            run[0].lower().rstrip(".") in known_lowercase or _CONTRACTION.search(run[0])
+        single = run[0] if len(run) == 1 else None
+        if single is not None and (
+            _clean(single).lower() in NOT_NOUN_WORDS
+            or _is_honorific(single)
+            or _CONTRACTION.search(single)
+            # A capital that only marks the start of a clause, on a word the document
+            # also uses in lower case, is not a name.
+            or (first in clause_start and single.rstrip(".").lower() in known_lowercase)
         ):
             run = []
-        if run and not (len(run) == 1 and run[0].rstrip(".").lower() in HONORIFICS):
-            words = [_clean(w) for w in run]
-            if all(w.isupper() for w in words) and not (len(words) == 1 and len(words[0]) <= 5):
-                words = [w.capitalize() for w in words]  # "KEVIN SCOTT" -> "Kevin Scott"
-            title = " ".join(w for w in words if w)
+        if run:
+            title = _surface(run)
             if len(title) >= 2 and not title.isdigit():
                 mentions.append(Mention(title, _entity_type(run, before, after), index))
         i = max(j, i + 1)

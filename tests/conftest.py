@@ -1,0 +1,82 @@
+"""Shared fixtures: real files, a real DuckDB file, a real Dagster instance in a
+temporary DAGSTER_HOME."""
+
+from __future__ import annotations
+
+import shutil
+import warnings
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE_CORPUS = REPO / "sample_corpus"
+SHARED = REPO.parent / "shared"
+
+
+def pytest_configure(config):
+    from dagster import BetaWarning, PreviewWarning
+
+    warnings.filterwarnings("ignore", category=BetaWarning)
+    warnings.filterwarnings("ignore", category=PreviewWarning)
+
+
+@pytest.fixture
+def dagster_home(tmp_path, monkeypatch) -> Path:
+    """A fresh DAGSTER_HOME with the repo's instance settings (pools, telemetry off)."""
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(REPO / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def instance(dagster_home):
+    from dagster import DagsterInstance
+
+    with DagsterInstance.get() as instance:
+        yield instance
+
+
+@pytest.fixture
+def input_dir(tmp_path) -> Path:
+    """A writable copy of the sample corpus (tests edit and delete files in it)."""
+    target = tmp_path / "input"
+    shutil.copytree(SAMPLE_CORPUS, target)
+    return target
+
+
+@pytest.fixture
+def settings_for(tmp_path):
+    from graphrag_assets.settings import IndexSettings
+
+    def make(input_dir: Path, **overrides) -> IndexSettings:
+        return IndexSettings.from_env(
+            {},
+            input_dir=str(input_dir),
+            database=str(tmp_path / "index" / "graphrag.duckdb"),
+            vectors=str(tmp_path / "index" / "lancedb"),
+            **overrides,
+        )
+
+    return make
+
+
+@pytest.fixture
+def index(instance, settings_for):
+    """Run one indexing pass (the same code as graphrag-index) and return its report."""
+    from graphrag_assets.definitions import build_definitions
+    from graphrag_assets.indexing import run_index
+
+    def run(input_dir: Path, **overrides):
+        settings = settings_for(input_dir, **overrides)
+        return settings, run_index(settings, instance, build_definitions(settings), log=lambda message: None)
+
+    return run
+
+
+def shared_path(*parts: str) -> Path:
+    path = SHARED.joinpath(*parts)
+    assert path.exists(), f"{path} is missing: tests expect ../shared beside the checkout (see README)"
+    return path

@@ -1,0 +1,71 @@
+import polars as pl
+import pytest
+
+from graphrag_assets.core.chunking import ChunkingSettings, chunk_documents, chunk_text, split_sentences
+from graphrag_assets.core.tokens import count_tokens
+
+from .conftest import SAMPLE_CORPUS
+
+ENGLISH = (SAMPLE_CORPUS / "default" / "harbor_institute.md").read_text(encoding="utf-8")
+CHINESE = (SAMPLE_CORPUS / "default" / "sister_city_zh.txt").read_text(encoding="utf-8")
+
+
+def _documents(*texts: str) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "id": [f"doc-{i}" for i in range(len(texts))],
+            "text": list(texts),
+            "corpus": "c",
+            "source_partition": [f"c/{i}.txt" for i in range(len(texts))],
+        }
+    )
+
+
+@pytest.mark.parametrize("text", [ENGLISH, CHINESE])
+def test_token_chunks_respect_size_and_overlap_and_cover_the_text(text):
+    settings = ChunkingSettings(size=120, overlap=20)
+    chunks = chunk_text(text, settings)
+    assert len(chunks) > 3
+    # Each chunk is an exact substring; a window may count a token or two more when
+    # re-tokenised at character boundaries, never a whole extra window.
+    assert all(chunk in text for chunk in chunks)
+    assert max(count_tokens(c) for c in chunks) <= 120 + 2
+    assert "\ufffd" not in "".join(chunks)  # no multi-byte character cut in half
+    # Consecutive chunks overlap and together reach the end of the document.
+    assert chunks[0][-10:] in chunks[1] or chunks[1][:10] in chunks[0]
+    assert text.rstrip().endswith(chunks[-1].rstrip())
+
+
+def test_sentence_mode_ends_chunks_at_sentence_boundaries():
+    chunks = chunk_text(ENGLISH, ChunkingSettings(size=100, overlap=20, mode="sentences"))
+    assert len(chunks) > 3
+    sentences = {s.strip() for s in split_sentences(ENGLISH)}
+    for chunk in chunks[:-1]:
+        last_sentence = split_sentences(chunk)[-1].strip()
+        assert last_sentence in sentences
+        assert count_tokens(chunk) <= 100
+
+
+def test_text_unit_ids_are_stable_and_identical_chunks_in_two_documents_do_not_collide():
+    text = "The same paragraph appears twice in the corpus. " * 3
+    first = chunk_documents(_documents(text, text))
+    again = chunk_documents(_documents(text, text))
+    assert first["id"].to_list() == again["id"].to_list()
+    assert first["id"].n_unique() == first.height == 2
+    assert first["text"][0] == first["text"][1]
+
+
+def test_repeated_chunk_inside_one_document_gets_distinct_ids():
+    block = "Lanterns drift across Calder Bay every autumn. " * 40
+    units = chunk_documents(_documents(block), ChunkingSettings(size=30, overlap=0))
+    assert units["text"].n_unique() < units.height
+    assert units["id"].n_unique() == units.height
+
+
+@pytest.mark.parametrize(
+    "kwargs, setting",
+    [({"size": 0}, "GRAPHRAG_CHUNK_SIZE"), ({"size": 100, "overlap": 100}, "GRAPHRAG_CHUNK_OVERLAP"), ({"mode": "pages"}, "mode")],
+)
+def test_invalid_chunking_settings_name_the_setting(kwargs, setting):
+    with pytest.raises(ValueError, match=setting):
+        ChunkingSettings(**kwargs)
