@@ -10,10 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import polars as pl
 from dagster import DagsterInstance, Definitions
 
 from .core.ids import content_hash
-from .core.inputs import discover_sources
+from .core.inputs import corpus_of_partition, discover_sources
 from .core.source_diff import SourcePlan, plan_sources
 from .defs.partitions import corpus_partitions, source_partitions
 from .settings import IndexSettings
@@ -73,9 +74,7 @@ def retract_sources(store: IndexStore, keys: list[str]) -> None:
                 tx.replace(table.name, _empty(table.name), keys)
 
 
-def _empty(table_name: str):
-    import polars as pl
-
+def _empty(table_name: str) -> pl.DataFrame:
     return pl.DataFrame(schema=TABLES[table_name].columns)
 
 
@@ -104,9 +103,20 @@ def run_index(
     corpora = {source.corpus for source in on_disk} | ({settings.corpus} if settings.corpus else set())
     # Deletions are only judged within the corpora this input folder holds: pointing the
     # indexer at another folder must never retract a different corpus.
+    # Sources known without a completed index (unreadable files, registered partitions of an
+    # interrupted run) have no hash: retried while their file exists, retracted once it is gone.
     indexed = store.read(
-        "SELECT source_partition, source_hash, settings_hash FROM sources WHERE corpus IN (SELECT unnest(?))", [sorted(corpora)]
+        "SELECT source_partition, source_hash, settings_hash FROM sources WHERE corpus IN (SELECT unnest($1)) "
+        "UNION ALL SELECT source_partition, NULL, NULL FROM source_errors WHERE corpus IN (SELECT unnest($1)) "
+        "AND source_partition NOT IN (SELECT source_partition FROM sources)",
+        [sorted(corpora)],
     )
+    registered = [
+        key
+        for key in instance.get_dynamic_partitions(source_partitions.name)
+        if corpus_of_partition(key) in corpora and key not in set(indexed["source_partition"])
+    ]
+    indexed = pl.concat([indexed, pl.DataFrame({"source_partition": registered}).cast(pl.String)], how="diagonal")
     plan = plan_sources(on_disk, hashes, indexed, settings.source_fingerprint())
     report = IndexReport(plan)
     log(
@@ -116,8 +126,10 @@ def run_index(
 
     if plan.deleted:
         retract_sources(store, plan.deleted)
+        still_registered = set(instance.get_dynamic_partitions(source_partitions.name))
         for key in plan.deleted:
-            instance.delete_dynamic_partition(source_partitions.name, key)
+            if key in still_registered:
+                instance.delete_dynamic_partition(source_partitions.name, key)
 
     registered = set(instance.get_dynamic_partitions(source_partitions.name))
     new_keys = [s.partition_key for s in on_disk if s.partition_key not in registered]

@@ -2,20 +2,16 @@
 
 from dagster import AssetSelection, define_asset_job
 
-from .partitions import corpus_partitions, source_partitions
-
 SOURCE_ASSETS = AssetSelection.assets("documents", "text_units", "extractions")
 GRAPH_ASSETS = AssetSelection.assets("entities", "relationships", "communities", "community_reports", "embeddings")
 
 index_sources_job = define_asset_job(
     "index_sources",
     selection=SOURCE_ASSETS,
-    partitions_def=source_partitions,
     description="Read, chunk and extract the selected source files (one run for a range of partitions).",
 )
 build_graph_job = define_asset_job(
     "build_graph",
     selection=GRAPH_ASSETS,
-    partitions_def=corpus_partitions,
     description="Merge, cluster, report and embed one corpus.",
 )
