@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=PreviewWarning)
 
     from .core.inputs import InputError
-    from .definitions import build_definitions
+    from .defs.build import build_definitions
     from .indexing import run_index
     from .settings import IndexSettings
 

@@ -63,7 +63,7 @@ def settings_for(tmp_path):
 @pytest.fixture
 def index(instance, settings_for):
     """Run one indexing pass (the same code as graphrag-index) and return its report."""
-    from graphrag_assets.definitions import build_definitions
+    from graphrag_assets.defs.build import build_definitions
     from graphrag_assets.indexing import run_index
 
     def run(input_dir: Path, **overrides):

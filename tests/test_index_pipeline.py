@@ -9,7 +9,7 @@ import polars as pl
 from dagster import AssetCheckKey, AssetKey
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
-from graphrag_assets.definitions import build_definitions
+from graphrag_assets.defs.build import build_definitions
 from graphrag_assets.indexing import RANGE_END_TAG, RANGE_START_TAG
 
 CHECKS = [

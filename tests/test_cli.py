@@ -1,0 +1,72 @@
+"""graphrag-index as a user runs it: a subprocess, environment variables, exit codes."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import duckdb
+from dagster import AssetCheckKey, AssetKey, DagsterInstance
+from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
+
+from .conftest import REPO, shared_path
+
+
+def _run(args, dagster_home, tmp_path, **env):
+    environment = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "DAGSTER_HOME": str(dagster_home),
+        "GRAPHRAG_DB": str(tmp_path / "out" / "index.duckdb"),
+        "GRAPHRAG_VECTORS": str(tmp_path / "out" / "lancedb"),
+    } | env
+    command = [sys.executable, "-c", "import sys; from graphrag_assets.cli import main; sys.exit(main())", *args]
+    return subprocess.run(command, cwd=REPO, env=environment, capture_output=True, text=True, timeout=600)
+
+
+def test_christmas_carol_index_meets_the_bar_and_its_checks_pass(dagster_home, tmp_path):
+    book = shared_path("corpus", "christmas_carol")
+    result = _run(["--input", str(book), "--corpus", "christmas_carol"], dagster_home, tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "corpus christmas_carol:" in result.stdout and "LLM calls: 0" in result.stdout
+    with duckdb.connect(str(tmp_path / "out" / "index.duckdb"), read_only=True) as connection:
+        entities = connection.execute("SELECT count(*) FROM entities WHERE corpus = 'christmas_carol'").fetchone()[0]
+        levels = connection.execute("SELECT count(DISTINCT level) FROM communities").fetchone()[0]
+        unreported = connection.execute(
+            "SELECT count(*) FROM communities c ANTI JOIN community_reports r USING (corpus, community)"
+        ).fetchone()[0]
+        reports, communities = connection.execute("SELECT (SELECT count(*) FROM community_reports), (SELECT count(*) FROM communities)").fetchone()
+        kinds = connection.execute("SELECT count(DISTINCT kind) FROM embeddings").fetchone()[0]
+    assert entities >= 100
+    assert levels >= 2
+    assert unreported == 0 and reports == communities
+    assert kinds == 3
+    os.environ["DAGSTER_HOME"] = str(dagster_home)
+    with DagsterInstance.get() as instance:
+        keys = [key for key in [AssetCheckKey(AssetKey(a), n) for a, n in [
+            ("documents", "sources_readable"), ("text_units", "text_units_belong_to_documents"),
+            ("relationships", "endpoints_are_entities"), ("communities", "members_exist"),
+            ("community_reports", "every_community_has_a_report"), ("embeddings", "vector_dimensions_consistent"),
+        ]]]
+        statuses = {r.status for r in instance.event_log_storage.get_latest_asset_check_execution_by_key(keys).values()}
+        assert statuses == {AssetCheckExecutionRecordStatus.SUCCEEDED}
+        assert len(instance.get_runs()) == 2  # one source run, one graph run
+
+    again = _run(["--input", str(book), "--corpus", "christmas_carol"], dagster_home, tmp_path)
+    assert again.returncode == 0 and "no work: index is up to date" in again.stdout
+
+
+def test_unreadable_file_exits_2_naming_it_and_indexes_the_rest(dagster_home, tmp_path):
+    folder = tmp_path / "input"
+    shutil.copytree(REPO / "sample_corpus", folder)
+    (folder / "default" / "scan.txt").write_bytes(b"\xff\xfe\x00\x00binary")
+    result = _run([], dagster_home, tmp_path, GRAPHRAG_INPUT_DIR=str(folder))
+    assert result.returncode == 2
+    assert "unreadable source: default/scan.txt: file looks binary" in result.stderr
+    assert "documents 12" in result.stdout
+
+
+def test_invalid_setting_is_named(dagster_home, tmp_path):
+    result = _run([], dagster_home, tmp_path, GRAPHRAG_CHUNK_OVERLAP="5000")
+    assert result.returncode == 2
+    assert "GRAPHRAG_CHUNK_OVERLAP" in result.stderr

@@ -1,0 +1,86 @@
+"""The asset graph as Dagster sees it: partitioning, lineage, pools, validation."""
+
+import subprocess
+import sys
+
+from dagster import AllPartitionMapping, AssetKey, DynamicPartitionsDefinition
+
+from graphrag_assets.definitions import defs
+from graphrag_assets.defs.partitions import DUCKDB_POOL
+
+from .conftest import REPO
+
+ARTIFACTS = ["text_units", "entities", "relationships", "communities", "community_reports", "embeddings"]
+
+
+def _graph():
+    return defs.resolve_asset_graph()
+
+
+def test_all_six_index_artifacts_are_partitioned_assets():
+    graph = _graph()
+    for name in ARTIFACTS + ["documents", "extractions"]:
+        partitions = graph.get(AssetKey(name)).partitions_def
+        assert isinstance(partitions, DynamicPartitionsDefinition), name
+    assert {graph.get(AssetKey(n)).partitions_def.name for n in ["documents", "text_units", "extractions"]} == {"sources"}
+    assert {graph.get(AssetKey(n)).partitions_def.name for n in ARTIFACTS[1:]} == {"corpora"}
+
+
+def test_lineage_edges():
+    graph = _graph()
+    parents = {name: {key.path[-1] for key in graph.get(AssetKey(name)).parent_keys} for name in ARTIFACTS + ["extractions"]}
+    assert parents == {
+        "text_units": {"documents"},
+        "extractions": {"text_units"},
+        "entities": {"extractions", "text_units"},
+        "relationships": {"extractions", "text_units"},
+        "communities": {"entities", "relationships"},
+        "community_reports": {"communities", "entities", "relationships"},
+        "embeddings": {"text_units", "entities", "community_reports"},
+    }
+    # A corpus depends on every source partition; its rows are scoped by the corpus column.
+    mapping = graph.get_partition_mapping(AssetKey("entities"), AssetKey("extractions"))
+    assert isinstance(mapping, AllPartitionMapping)
+
+
+def test_every_asset_is_in_the_duckdb_pool_and_has_a_code_version_and_checks():
+    graph = _graph()
+    for key in graph.get_all_asset_keys():
+        node = graph.get(key)
+        assert node.code_version, key
+        assert node.pools == {DUCKDB_POOL}, key
+    checks = {(key.asset_key.path[-1], key.name) for key in graph.asset_check_keys}
+    assert checks == {
+        ("documents", "sources_readable"),
+        ("text_units", "text_units_belong_to_documents"),
+        ("relationships", "endpoints_are_entities"),
+        ("communities", "members_exist"),
+        ("community_reports", "every_community_has_a_report"),
+        ("embeddings", "vector_dimensions_consistent"),
+    }
+
+
+def test_single_run_backfills_for_source_assets():
+    graph = _graph()
+    for name in ["documents", "text_units", "extractions"]:
+        policy = graph.get(AssetKey(name)).backfill_policy
+        assert policy is not None and policy.max_partitions_per_run is None, name
+
+
+def test_dagster_definitions_validate_passes(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "dagster", "definitions", "validate", "-w", "workspace.yaml"],
+        cwd=REPO,
+        env={"DAGSTER_HOME": str(tmp_path), "PATH": "", "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "All code locations passed validation" in result.stderr + result.stdout
+
+
+def test_instance_gives_the_duckdb_pool_a_single_slot(instance):
+    pools = instance.get_concurrency_config().pool_config
+    assert pools.default_pool_limit == 1
+    assert str(pools.pool_granularity.value).lower() == "op"
