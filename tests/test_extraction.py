@@ -19,10 +19,10 @@ def test_english_proper_nouns_with_types_and_connectors():
     mentions = english_mentions(sentences)
     titles = _titles(mentions)
     assert {"Mara Ellison", "Harbor Institute", "Port Calder", "Ghost of Christmas Past", "Verrin River"} <= titles
-    assert "Dr. Tobias Renn" in titles
+    assert "Tobias Renn" in titles  # the honorific marks a person and is not part of the name
     assert _titles(mentions, "ORGANIZATION") >= {"Harbor Institute"}
     assert _titles(mentions, "GEO") >= {"Port Calder", "Verrin River"}
-    assert _titles(mentions, "PERSON") >= {"Dr. Tobias Renn", "Clara"}
+    assert _titles(mentions, "PERSON") >= {"Tobias Renn", "Clara"}
     # Sentence-initial ordinary words and quoted verbs are not names.
     assert not titles & {"Later", "Look", "The"}
 

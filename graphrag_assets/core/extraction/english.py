@@ -21,7 +21,11 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’\-][A-Za-z0-9]+)*\.?")
 _CLAUSE_START = re.compile(r"(?:^|[\"“‘(:;—–]|(?:^|\s)'|--)\s*$")
 _CONTRACTION = re.compile(r"['’](?:re|ll|ve|d|m|t)$", re.IGNORECASE)
 CONNECTORS = {"of", "the", "de", "van", "von", "da", "del", "la", "le", "du", "and"}
-HONORIFICS = {"mr", "mrs", "ms", "miss", "dr", "sir", "lady", "lord", "madam", "uncle", "aunt", "mister", "master", "professor", "prof", "captain", "saint", "st"}
+HONORIFICS = {
+    "mr", "mrs", "ms", "miss", "dr", "sir", "lady", "lord", "madam", "uncle", "aunt", "mister", "master",
+    "professor", "prof", "captain", "saint", "st", "mayor", "president", "governor", "senator", "judge",
+    "councillor", "councilor", "minister", "chairman", "chairwoman", "director", "general", "colonel",
+}
 ORGANIZATION_WORDS = {
     "inc", "corp", "corporation", "company", "co", "ltd", "llc", "institute", "university", "college",
     "council", "bank", "society", "group", "labs", "lab", "foundation", "association", "agency",
@@ -128,10 +132,17 @@ def _proper_nouns(sentence: str, known_lowercase: set[str], index: int) -> list[
             or (first in clause_start and single.rstrip(".").lower() in known_lowercase)
         ):
             run = []
+        if run and _is_honorific(run[0]):
+            person_type = "PERSON"
+            # "Mayor Helen Strand" and "Helen Strand" are one person: drop the title.
+            while len(run) > 1 and _is_honorific(run[0]) and not all(_is_honorific(w) for w in run[1:]):
+                run = run[1:]
+        else:
+            person_type = None
         if run:
             title = _surface(run)
             if len(title) >= 2 and not title.isdigit():
-                mentions.append(Mention(title, _entity_type(run, before, after), index))
+                mentions.append(Mention(title, person_type or _entity_type(run, before, after), index))
         i = max(j, i + 1)
     return mentions
 
