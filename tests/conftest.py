@@ -77,3 +77,27 @@ def shared_path(*parts: str) -> Path:
     path = SHARED.joinpath(*parts)
     assert path.exists(), f"{path} is missing: tests expect ../shared beside the checkout (see README)"
     return path
+
+
+@pytest.fixture(scope="session")
+def sample_index(tmp_path_factory):
+    """The sample corpus indexed once by the real asset graph; returns its settings."""
+    from dagster import DagsterInstance
+
+    from graphrag_assets.defs.build import build_definitions
+    from graphrag_assets.indexing import run_index
+    from graphrag_assets.settings import IndexSettings
+
+    root = tmp_path_factory.mktemp("sample_index")
+    home = root / "dagster_home"
+    home.mkdir()
+    shutil.copy(REPO / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
+    settings = IndexSettings.from_env(
+        {}, input_dir=str(SAMPLE_CORPUS), database=str(root / "graphrag.duckdb"), vectors=str(root / "lancedb")
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DAGSTER_HOME", str(home))
+        with DagsterInstance.get() as instance:
+            report = run_index(settings, instance, build_definitions(settings), log=lambda message: None)
+    assert not report.failed_runs and not report.source_errors
+    return settings

@@ -28,7 +28,9 @@ def test_all_six_index_artifacts_are_partitioned_assets():
 
 def test_lineage_edges():
     graph = _graph()
-    parents = {name: {key.path[-1] for key in graph.get(AssetKey(name)).parent_keys} for name in ARTIFACTS + ["extractions"]}
+    parents = {
+        name: {key.path[-1] for key in graph.get(AssetKey(name)).parent_keys} for name in ARTIFACTS + ["extractions", "published_index"]
+    }
     assert parents == {
         "text_units": {"documents"},
         "extractions": {"text_units"},
@@ -37,6 +39,7 @@ def test_lineage_edges():
         "communities": {"entities", "relationships"},
         "community_reports": {"communities", "entities", "relationships"},
         "embeddings": {"text_units", "entities", "community_reports"},
+        "published_index": {"embeddings", "community_reports", "communities", "entities", "relationships"},
     }
     # A corpus depends on every source partition; its rows are scoped by the corpus column.
     mapping = graph.get_partition_mapping(AssetKey("entities"), AssetKey("extractions"))

@@ -3,7 +3,9 @@
 from dagster import AssetSelection, define_asset_job
 
 SOURCE_ASSETS = AssetSelection.assets("documents", "text_units", "extractions")
-GRAPH_ASSETS = AssetSelection.assets("entities", "relationships", "communities", "community_reports", "embeddings")
+GRAPH_ASSETS = AssetSelection.assets(
+    "entities", "relationships", "communities", "community_reports", "embeddings", "published_index"
+)
 
 index_sources_job = define_asset_job(
     "index_sources",

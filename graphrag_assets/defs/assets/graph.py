@@ -31,6 +31,7 @@ from ...core.ids import content_hash
 from ...core.reports import extractive_reports
 from ...settings import IndexSettings
 from ...storage.schema import CORPUS_BUILD_COLUMNS
+from ...storage.snapshot import publish_snapshot
 from ..metadata import table_metadata
 from ..partitions import DUCKDB_POOL, corpus_partitions
 
@@ -225,3 +226,18 @@ def embeddings(context: AssetExecutionContext, settings: IndexSettings) -> Mater
             )
         ],
     )
+
+
+@asset(
+    deps=["embeddings", "community_reports", "communities", "entities", "relationships"],
+    code_version="published_index-v1",
+    description=(
+        "A read-only snapshot of the index after a complete graph build, swapped in atomically "
+        "for readers (graphrag_query), with the LanceDB table versions of the same moment."
+    ),
+    kinds={"duckdb"},
+    **GRAPH_ASSET_OPTIONS,
+)
+def published_index(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
+    pointer = publish_snapshot(settings.database, settings.vectors, _corpus(context))
+    return MaterializeResult(metadata={"snapshot": pointer["snapshot"], "lancedb_versions": pointer["lancedb_versions"]})

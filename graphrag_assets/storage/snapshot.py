@@ -1,0 +1,77 @@
+"""Published read-only snapshots of the index.
+
+DuckDB admits one writer process, and while it writes no other process can even open
+the file read-only. So after each successful graph build the index is copied to a
+snapshot file and a small pointer (``<db>.published.json``) is swapped atomically to
+it, together with the LanceDB table versions of that moment. Readers
+(``graphrag_query``) open the snapshot the pointer names: they never wait for the
+indexer, never block it, and never see a half-written index.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+from pathlib import Path
+
+import duckdb
+
+from ..core.embedding import EMBEDDING_KINDS
+
+KEEP_SNAPSHOTS = 3
+
+
+def pointer_path(database: str | Path) -> Path:
+    database = Path(database)
+    return database.with_name(database.name + ".published.json")
+
+
+def snapshot_dir(database: str | Path) -> Path:
+    database = Path(database)
+    return database.parent / f".{database.stem}.snapshots"
+
+
+def lancedb_versions(vectors: str | Path) -> dict[str, int]:
+    import lancedb
+
+    db = lancedb.connect(str(vectors))
+    names = set(db.list_tables().tables)
+    return {kind: db.open_table(kind).version for kind in EMBEDDING_KINDS if kind in names}
+
+
+def publish_snapshot(database: str | Path, vectors: str | Path, corpus: str) -> dict:
+    """Copy the (closed, checkpointed) index to a new snapshot and point readers at it."""
+    database = Path(database)
+    with duckdb.connect(str(database)) as connection:
+        connection.execute("CHECKPOINT")
+    folder = snapshot_dir(database)
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now(dt.timezone.utc)
+    target = folder / f"{database.stem}.{stamp.strftime('%Y%m%dT%H%M%S%f')}.duckdb"
+    partial = target.with_suffix(".partial")
+    shutil.copyfile(database, partial)
+    os.replace(partial, target)
+    pointer = {
+        "snapshot": str(target.resolve()),
+        "published_at": stamp.isoformat(),
+        "corpus": corpus,
+        "lancedb": str(Path(vectors).resolve()),
+        "lancedb_versions": lancedb_versions(vectors),
+    }
+    staged = pointer_path(database).with_suffix(".tmp")
+    staged.write_text(json.dumps(pointer, indent=2))
+    os.replace(staged, pointer_path(database))
+    # Older snapshots go; a reader that still has one open keeps its file handle (POSIX).
+    for old in sorted(folder.glob(f"{database.stem}.*.duckdb"))[:-KEEP_SNAPSHOTS]:
+        old.unlink(missing_ok=True)
+    return pointer
+
+
+def read_pointer(database: str | Path) -> dict | None:
+    path = pointer_path(database)
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None

@@ -1,0 +1,33 @@
+"""Basic search: vector RAG over text units, packed into the budget by similarity."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from .context import citations_for, pack
+from .extractive import Evidence, compose
+from .reader import IndexReader
+from .result import SearchResult, Usage
+
+
+@dataclass(frozen=True)
+class BasicSettings:
+    k: int = 10
+    budget: int = 12_000
+
+
+def run_basic(question: str, reader: IndexReader, settings: BasicSettings = BasicSettings()) -> SearchResult:
+    started = time.perf_counter()
+    hits = reader.nearest("text_unit_text", reader.embed(question), settings.k)
+    units = hits.join(reader.table("text_units"), on="id").sort("similarity", descending=True)
+    kept, _, tokens = pack(units, lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "), settings.budget, "id|text")
+    answer = compose(question, [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in kept.iter_rows(named=True)])
+    return SearchResult(
+        question=question,
+        method="basic",
+        answer=answer,
+        context={"sources": kept.select("id", "human_readable_id", "document_id", "similarity", "text")},
+        citations=citations_for(kept["id"].to_list(), reader.table("text_units"), reader.table("documents")),
+        usage=Usage(context_tokens=tokens, seconds=time.perf_counter() - started),
+    )

@@ -1,0 +1,45 @@
+"""``graphrag-query "question" --method auto|global|local|drift|basic [--json]``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="graphrag-query", description="Ask the GraphRAG index a question.")
+    parser.add_argument("question")
+    parser.add_argument("--method", default="auto", choices=["auto", "global", "local", "drift", "basic"])
+    parser.add_argument("--db", help="DuckDB index (env GRAPHRAG_DB, default data/graphrag.duckdb)")
+    parser.add_argument("--vectors", help="LanceDB directory (default: the one published with the index)")
+    parser.add_argument("--corpus", default="default")
+    parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    args = parser.parse_args(argv)
+
+    from . import IndexNotFound, search
+
+    try:
+        result = search(args.question, method=args.method, database=args.db, vectors=args.vectors, corpus=args.corpus)
+    except IndexNotFound as error:
+        print(f"graphrag-query: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(result.to_json())
+        return 0
+    header = f"[{result.method} search" + (f"; {result.route_reason}" if result.route_reason else "") + "]"
+    print(header)
+    print()
+    print(result.answer)
+    if result.citations:
+        print()
+        print("Sources:")
+        for citation in result.citations[:10]:
+            print(f"  [{citation.text_unit_human_readable_id}] {citation.document_title}")
+    usage = result.usage
+    print()
+    print(f"({usage.llm_calls} LLM calls, {usage.context_tokens} context tokens, {usage.seconds:.2f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

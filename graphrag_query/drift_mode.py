@@ -1,0 +1,101 @@
+"""DRIFT search: a primer over the most relevant reports gives an intermediate answer
+and follow-up questions; each round answers the top-ranked open follow-ups with local
+search, which yields answers and new follow-ups; the tree of answers is reduced into the
+final answer and returned as context.
+
+Offline, the primer's hypothetical-answer expansion appends the summary of the report
+that best matches the question before embedding it, and follow-ups ask about the
+best-connected entities the answers surfaced, ranked by relevance to the question."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from .context import citations_for
+from .extractive import Evidence, compose
+from .local_mode import LocalSettings, run_local
+from .reader import IndexReader
+from .relevance import RelevanceScorer
+from .result import SearchResult, Usage
+
+
+@dataclass(frozen=True)
+class DriftSettings:
+    primer_reports: int = 5
+    depth: int = 3
+    followups_per_round: int = 3
+    followups_per_answer: int = 3
+    local: LocalSettings = field(default_factory=lambda: LocalSettings(budget=8_000))
+
+
+def _followups(question: str, entity_ids: list[str], entities: pl.DataFrame, scorer: RelevanceScorer, asked: set[str], limit: int) -> list[dict]:
+    candidates = entities.filter(pl.col("id").is_in(entity_ids)).sort("degree", descending=True)
+    found = []
+    for entity in candidates.iter_rows(named=True):
+        if entity["title"].casefold() in question.casefold() or entity["id"] in asked:
+            continue
+        asked.add(entity["id"])
+        found.append(
+            {
+                "question": f"What role does {entity['title']} play with respect to: {question}",
+                "score": scorer.score(f"{entity['title']} {entity['description']}"),
+                "entity_id": entity["id"],
+            }
+        )
+        if len(found) == limit:
+            break
+    return found
+
+
+def run_drift(question: str, reader: IndexReader, settings: DriftSettings = DriftSettings()) -> SearchResult:
+    started = time.perf_counter()
+    reports = reader.table("community_reports")
+    entities = reader.table("entities")
+    communities = reader.table("communities")
+    scorer = RelevanceScorer(question, reports["full_content"].to_list())
+
+    # Primer: expand the question with the best-matching report, then rank reports by vector.
+    best = max(reports.iter_rows(named=True), key=lambda r: (scorer.score(r["full_content"]), r["rank"]), default=None)
+    expanded = question if best is None else f"{question}\n{best['summary']}"
+    hits = reader.nearest("community_full_content", reader.embed(expanded), settings.primer_reports)
+    primer = hits.join(reports.select(pl.col("id"), "community", "title", "summary", "findings", "full_content"), on="id")
+    primer_evidence = [Evidence(r["full_content"], f"Reports ({r['community']})") for r in primer.iter_rows(named=True)]
+    intermediate = compose(question, primer_evidence, limit=4)
+    primer_entities = communities.filter(pl.col("community").is_in(primer["community"].implode()))["entity_ids"].explode().drop_nulls().to_list()
+    asked: set[str] = set()
+    nodes = [{"id": 0, "parent": None, "depth": 0, "question": question, "score": 100, "answer": intermediate}]
+    queue = [followup | {"parent": 0} for followup in _followups(question, primer_entities, entities, scorer, asked, settings.followups_per_round * 2)]
+
+    sources: list[pl.DataFrame] = []
+    evidence = list(primer_evidence)
+    local_tokens = 0
+    for depth in range(1, settings.depth + 1):
+        queue.sort(key=lambda f: -f["score"])
+        current, queue = queue[: settings.followups_per_round], queue[settings.followups_per_round :]
+        if not current:
+            break
+        for followup in current:
+            result = run_local(followup["question"], reader, settings.local)
+            local_tokens += result.usage.context_tokens
+            node_id = len(nodes)
+            nodes.append({"id": node_id, "parent": followup["parent"], "depth": depth, "question": followup["question"], "score": followup["score"], "answer": result.answer})
+            sources.append(result.context["sources"])
+            evidence += [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in result.context["sources"].iter_rows(named=True)]
+            new = _followups(question, result.context["entities"]["id"].to_list(), entities, scorer, asked, settings.followups_per_answer)
+            queue.extend(f | {"parent": node_id} for f in new)
+
+    answer = compose(question, evidence, limit=8)
+    tree = pl.DataFrame(nodes, schema={"id": pl.Int64, "parent": pl.Int64, "depth": pl.Int64, "question": pl.String, "score": pl.Int64, "answer": pl.String})
+    used = pl.concat(sources).unique("id", maintain_order=True) if sources else pl.DataFrame(schema={"id": pl.String, "human_readable_id": pl.Int64, "document_id": pl.String, "text": pl.String})
+    return SearchResult(
+        question=question,
+        method="drift",
+        answer=answer,
+        context={"tree": tree, "reports": primer.select("community", "title", "summary", "similarity"), "sources": used},
+        citations=citations_for(used["id"].to_list(), reader.table("text_units"), reader.table("documents")),
+        usage=Usage(context_tokens=local_tokens, seconds=time.perf_counter() - started),
+        details={"open_followups": len(queue), "depth_reached": int(tree["depth"].max() or 0)},
+    )

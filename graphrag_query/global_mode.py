@@ -1,0 +1,178 @@
+"""Global search: map-reduce over community reports.
+
+Reports of a level are shuffled into batches that fit the map budget; each batch yields
+points with a 0-100 importance score (offline: the deterministic relevance function; with
+an LLM: the model's JSON); points scoring 0 are dropped, the rest sorted by score and
+packed into the reduce budget. With nothing relevant the answer is a fixed "no data"
+sentence, never an invented one.
+
+Dynamic community selection rates reports from the root level down and only expands the
+children of relevant ones, so a narrow question reads a fraction of the reports.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass
+
+import polars as pl
+
+from graphrag_assets.core.chunking import split_sentences
+
+from .context import pack
+from .extractive import _clean
+from .reader import IndexReader
+from .relevance import RelevanceScorer
+from .result import EXTRACTIVE_LABEL, NO_DATA_ANSWER, SearchResult, Usage
+
+
+@dataclass(frozen=True)
+class GlobalSettings:
+    community_level: int = 2
+    map_budget: int = 12_000  # tokens of report context per map batch
+    reduce_budget: int = 12_000  # tokens of points in the reduce context
+    dynamic: bool = False
+    dynamic_threshold: int = 1  # a report rated at least this (0-5) is relevant
+    dynamic_max_level: int = 2
+    keep_parent: bool = False
+    shuffle_seed: int = 86
+    max_answer_points: int = 8
+
+
+def reports_at_level(reports: pl.DataFrame, level: int) -> pl.DataFrame:
+    """Reports of ``level``, plus leaf communities of shallower levels, so that every
+    clustered entity is covered exactly once."""
+    return reports.filter((pl.col("level") == level) | ((pl.col("level") < level) & (pl.col("children").list.len() == 0)))
+
+
+def rating(scorer: RelevanceScorer, report: dict) -> int:
+    """0-5, the scale graphrag's rating prompt uses; for a corpus-wide question, the
+    report's own importance (rank 0-10) decides."""
+    if scorer.generic:
+        return min(5, math.ceil(report["rank"] / 2))
+    return min(5, math.ceil(scorer.score(report["full_content"]) / 20))
+
+
+def select_dynamically(reports: pl.DataFrame, scorer: RelevanceScorer, settings: GlobalSettings) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(selected reports, every rating made) walking the hierarchy from the root level."""
+    by_community = {row["community"]: row for row in reports.iter_rows(named=True)}
+    queue = [row["community"] for row in reports.iter_rows(named=True) if row["level"] == 0]
+    selected, ratings = [], []
+    while queue:
+        following = []
+        for community in queue:
+            report = by_community[community]
+            value = rating(scorer, report)
+            ratings.append({"community": community, "level": report["level"], "rating": value})
+            if value < settings.dynamic_threshold:
+                continue
+            children = [c for c in report["children"] if c in by_community] if report["level"] < settings.dynamic_max_level else []
+            if children:
+                following.extend(children)
+            if not children or settings.keep_parent:
+                selected.append(community)
+        queue = following
+    chosen = reports.filter(pl.col("community").is_in(selected))
+    return chosen, pl.DataFrame(ratings, schema={"community": pl.Int64, "level": pl.Int64, "rating": pl.Int64})
+
+
+def _report_row(row: dict) -> str:
+    return "|".join([str(row["community"]), row["title"], str(row["rank"]), row["full_content"].replace("\n", " ")])
+
+
+def map_batches(reports: pl.DataFrame, settings: GlobalSettings) -> list[tuple[pl.DataFrame, str, int]]:
+    """Shuffled reports packed into batches of at most ``map_budget`` tokens each."""
+    order = list(range(reports.height))
+    random.Random(settings.shuffle_seed).shuffle(order)
+    remaining = reports[order] if order else reports
+    header = "id|title|rank|content"
+    batches = []
+    while remaining.height:
+        kept, text, tokens = pack(remaining, _report_row, settings.map_budget, header)
+        if kept.is_empty():  # a single report larger than the budget: skip it, never overflow
+            remaining = remaining[1:]
+            continue
+        batches.append((kept, text, tokens))
+        remaining = remaining[kept.height :]
+    return batches
+
+
+GENERIC_POINTS_PER_REPORT = 3
+
+
+def offline_map(scorer: RelevanceScorer, batch: pl.DataFrame, batch_number: int) -> list[dict]:
+    """Points of one batch: each distinct evidence sentence of its reports, scored 0-100
+    by relevance; for a corpus-wide question, each report's leading findings scored by the
+    report's rank."""
+    points, seen = [], set()
+    for report in batch.iter_rows(named=True):
+        statements = [report["summary"]] + [f["explanation"] for f in report["findings"] or []]
+        if scorer.generic:
+            score = round(report["rank"] * 10)
+            for finding in (report["findings"] or [])[:GENERIC_POINTS_PER_REPORT]:
+                sentence = split_sentences(_clean(finding["explanation"]))[0].strip()
+                if score > 0 and sentence not in seen:
+                    seen.add(sentence)
+                    points.append({"batch": batch_number, "community": report["community"], "score": score, "description": f"{finding['summary']}: {sentence}"})
+            continue
+        for statement in statements:
+            for sentence in split_sentences(_clean(statement)):
+                sentence = sentence.strip()
+                if len(sentence) < 20 or sentence in seen:
+                    continue
+                seen.add(sentence)
+                score = scorer.score(sentence)
+                if score > 0:
+                    points.append({"batch": batch_number, "community": report["community"], "score": score, "description": sentence})
+    return points
+
+
+def run_global(question: str, reader: IndexReader, settings: GlobalSettings = GlobalSettings()) -> SearchResult:
+    started = time.perf_counter()
+    all_reports = reader.table("community_reports")
+    scorer = RelevanceScorer(question, all_reports["full_content"].to_list())
+    level_reports = reports_at_level(all_reports, settings.community_level)
+    details: dict = {"reports_at_level": level_reports.height}
+    if settings.dynamic:
+        reports, ratings = select_dynamically(all_reports, scorer, settings)
+        details |= {"reports_rated": ratings.height, "reports_selected": reports.height}
+    else:
+        reports, ratings = level_reports, None
+    batches = map_batches(reports, settings)
+    points: list[dict] = []
+    for number, (batch, _, _) in enumerate(batches, start=1):
+        points.extend(offline_map(scorer, batch, number))
+    points_frame = pl.DataFrame(points, schema={"batch": pl.Int64, "community": pl.Int64, "score": pl.Int64, "description": pl.String})
+    points_frame = points_frame.sort(["score", "batch", "community"], descending=[True, False, False]).unique(
+        "description", keep="first", maintain_order=True
+    )
+    reduce_header = "----Analyst points----"
+    kept, reduce_text, reduce_tokens = pack(
+        points_frame, lambda p: f"Importance Score: {p['score']}\n{p['description']}", settings.reduce_budget, reduce_header
+    )
+    # Distinct reports any step read: with dynamic selection the rated ones (the mapped
+    # ones are among them), otherwise those mapped.
+    details |= {"map_batches": len(batches), "reports_read": ratings.height if ratings is not None else reports.height}
+    if kept.is_empty():
+        answer = NO_DATA_ANSWER
+    else:
+        lines = [EXTRACTIVE_LABEL]
+        for point in kept.head(settings.max_answer_points).iter_rows(named=True):
+            lines.append(f"- {point['description']} [Data: Reports ({point['community']})]")
+        answer = "\n".join(lines)
+    context_reports = reports.select("community", "level", "title", "rank", "summary").with_columns(
+        pl.col("community").is_in(kept["community"].implode()).alias("cited")
+    )
+    context = {"reports": context_reports, "points": kept}
+    if ratings is not None:
+        context["ratings"] = ratings
+    return SearchResult(
+        question=question,
+        method="global",
+        answer=answer,
+        context=context,
+        usage=Usage(context_tokens=sum(t for _, _, t in batches) + reduce_tokens, seconds=time.perf_counter() - started),
+        details=details | {"map_batch_tokens": [t for _, _, t in batches], "reduce_tokens": reduce_tokens, "reduce_context": reduce_text},
+    )

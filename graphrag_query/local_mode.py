@@ -1,0 +1,187 @@
+"""Local search: seed entities by embedding, then their graph neighbourhood in one token
+budget with configurable shares: community reports of the seeds (ranked by how many seeds
+they hold, then rank), the seed entities, their relationships (in-network first, then by
+links to the seeds and combined degree), claims, and the supporting text units (ranked by
+seed order, then by how many seed relationships they carry). The last turns of a
+conversation are included and paid from the same budget."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import polars as pl
+
+from graphrag_assets.core.tokens import count_tokens
+
+from .context import citations_for, pack
+from .extractive import Evidence, compose
+from .reader import IndexReader
+from .result import SearchResult, Usage
+
+Turn = tuple[str, str]  # (role, content)
+
+
+@dataclass(frozen=True)
+class LocalSettings:
+    top_k_entities: int = 10
+    oversample: int = 2  # candidates fetched per seed kept (exclusions and ties need slack)
+    budget: int = 12_000
+    text_unit_share: float = 0.5
+    community_share: float = 0.15
+    max_history_turns: int = 5
+    # Reports enter the local context by summary: full reports rarely fit the community
+    # share and repeat the entities and relationships the context already carries.
+    community_text: str = "summary"
+
+    def __post_init__(self):
+        if self.text_unit_share + self.community_share > 1:
+            raise ValueError("text_unit_share + community_share must not exceed 1")
+
+
+def history_text(history: list[Turn] | None, max_turns: int) -> str:
+    if not history:
+        return ""
+    recent = history[-2 * max_turns :]
+    return "\n".join(f"{role}: {content}" for role, content in recent)
+
+
+def seed_entities(question: str, reader: IndexReader, settings: LocalSettings, exclude: list[str] | None = None) -> pl.DataFrame:
+    """Entities named in the question first, then the nearest by description embedding."""
+    entities = reader.table("entities")
+    lowered = question.casefold()
+    named = entities.filter(
+        pl.col("title").str.to_lowercase().map_elements(lambda t: len(t) > 2 and t in lowered, return_dtype=pl.Boolean)
+    ).sort("degree", descending=True)
+    hits = reader.nearest("entity_description", reader.embed(question), settings.top_k_entities * settings.oversample, exclude)
+    order = list(dict.fromkeys(named["id"].to_list() + hits["id"].to_list()))
+    order = [e for e in order if not exclude or e not in exclude][: settings.top_k_entities]
+    similarity = dict(zip(hits["id"], hits["similarity"]))
+    return (
+        pl.DataFrame({"id": order}, schema={"id": pl.String})
+        .with_row_index("seed_rank")
+        .join(entities, on="id")
+        .sort("seed_rank")
+        .with_columns(pl.col("id").replace_strict(similarity, default=None, return_dtype=pl.Float64).alias("similarity"))
+    )
+
+
+def build_local_context(question: str, reader: IndexReader, settings: LocalSettings, history: list[Turn] | None = None, exclude: list[str] | None = None) -> dict:
+    conversation = history_text(history, settings.max_history_turns)
+    conversation_tokens = count_tokens(conversation) if conversation else 0
+    budget = max(settings.budget - conversation_tokens, 0)
+    seeds = seed_entities(question, reader, settings, exclude)
+    seed_ids = seeds["id"].to_list()
+    seed_titles = set(seeds["title"].to_list())
+
+    # Community reports holding the seeds.
+    communities = reader.table("communities")
+    holding = (
+        communities.select("community", "entity_ids")
+        .explode("entity_ids")
+        .filter(pl.col("entity_ids").is_in(seed_ids))
+        .group_by("community")
+        .agg(pl.len().alias("seeds_held"))
+    )
+    reports = (
+        reader.table("community_reports")
+        .join(holding, on="community")
+        .sort(["seeds_held", "rank", "community"], descending=[True, True, False])
+    )
+    reports, report_text, report_tokens = pack(
+        reports, lambda r: f"{r['community']}|{r['title']}|{r[settings.community_text]}".replace("\n", " "), int(budget * settings.community_share), "id|title|content"
+    )
+
+    # Entities and their relationships share the local budget.
+    local_budget = int(budget * (1 - settings.text_unit_share - settings.community_share))
+    entity_rows, entity_text, entity_tokens = pack(
+        seeds, lambda e: f"{e['human_readable_id']}|{e['title']}|{e['description']}|{e['degree']}", local_budget, "id|entity|description|number of relationships"
+    )
+    relationships = reader.table("relationships").with_columns(
+        (pl.col("source").is_in(list(seed_titles)).cast(pl.Int64) + pl.col("target").is_in(list(seed_titles)).cast(pl.Int64)).alias("seed_links")
+    ).filter(pl.col("seed_links") > 0)
+    relationships = relationships.sort(["seed_links", "combined_degree", "weight", "human_readable_id"], descending=[True, True, True, False])
+    relationship_rows, relationship_text, relationship_tokens = pack(
+        relationships,
+        lambda r: f"{r['human_readable_id']}|{r['source']}|{r['target']}|{r['description']}|{r['weight']:.2f}",
+        local_budget - entity_tokens,
+        "id|source|target|description|weight",
+    )
+
+    # Text units: seed order first, then the number of seed relationships they carry.
+    text_units = reader.table("text_units")
+    unit_rank = (
+        seeds.select("seed_rank", pl.col("text_unit_ids").alias("id"))
+        .explode("id")
+        .group_by("id")
+        .agg(pl.col("seed_rank").min())
+    )
+    relationship_ids = set(relationship_rows["id"].to_list())
+    units = (
+        text_units.join(unit_rank, on="id")
+        .with_columns(
+            pl.col("relationship_ids").map_elements(lambda ids: sum(1 for i in ids if i in relationship_ids), return_dtype=pl.Int64).alias("seed_relationships")
+        )
+        .sort(["seed_rank", "seed_relationships", "human_readable_id"], descending=[False, True, False])
+    )
+    unit_rows, unit_text, unit_tokens = pack(
+        units, lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "), int(budget * settings.text_unit_share), "id|text"
+    )
+    return {
+        "seeds": seeds,
+        "reports": reports,
+        "entities": entity_rows,
+        "relationships": relationship_rows,
+        "sources": unit_rows,
+        "conversation": conversation,
+        "tokens": conversation_tokens + report_tokens + entity_tokens + relationship_tokens + unit_tokens,
+        "section_budgets": {
+            "reports": int(budget * settings.community_share),
+            "entities+relationships": local_budget,
+            "sources": int(budget * settings.text_unit_share),
+        },
+        "section_text": {
+            "conversation": conversation,
+            "reports": report_text,
+            "entities+relationships": entity_text + ("\n" if entity_text and relationship_text else "") + relationship_text,
+            "sources": unit_text,
+        },
+        "text": "\n\n".join(
+            f"-----{name.title()}-----\n{text}"
+            for name, text in [
+                ("conversation", conversation),
+                ("reports", report_text),
+                ("entities", entity_text),
+                ("relationships", relationship_text),
+                ("sources", unit_text),
+            ]
+            if text
+        ),
+    }
+
+
+def run_local(question: str, reader: IndexReader, settings: LocalSettings = LocalSettings(), history: list[Turn] | None = None, exclude: list[str] | None = None) -> SearchResult:
+    started = time.perf_counter()
+    built = build_local_context(question, reader, settings, history, exclude)
+    evidence = [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in built["sources"].iter_rows(named=True)]
+    evidence += [Evidence(r["description"], f"Relationships ({r['human_readable_id']})") for r in built["relationships"].iter_rows(named=True)]
+    seeds = built["seeds"]["title"].head(3).to_list()
+    lead = f"Entities most related to the question: {', '.join(seeds)}." if seeds else ""
+    answer = compose(question, evidence, lead=lead)
+    sources = built["sources"]
+    context = {
+        "entities": built["entities"].select("id", "human_readable_id", "title", "type", "description", "degree", "similarity"),
+        "relationships": built["relationships"].select("id", "human_readable_id", "source", "target", "description", "weight", "combined_degree"),
+        "reports": built["reports"].select("community", "level", "title", "rank", "seeds_held"),
+        "claims": pl.DataFrame(schema={"id": pl.String, "subject": pl.String, "description": pl.String}),
+        "sources": sources.select("id", "human_readable_id", "document_id", "text"),
+    }
+    return SearchResult(
+        question=question,
+        method="local",
+        answer=answer,
+        context=context,
+        citations=citations_for(sources["id"].to_list(), reader.table("text_units"), reader.table("documents")),
+        usage=Usage(context_tokens=built["tokens"], seconds=time.perf_counter() - started),
+        details={"context_text": built["text"], "budget": settings.budget},
+    )

@@ -1,0 +1,66 @@
+"""A deterministic relevance function: the offline stand-in for an LLM's judgement.
+
+Terms are lower-case content words (English) and character bigrams (Chinese, written
+without spaces). A text's relevance to a question is the share of the question's
+inverse-document-frequency mass it covers, scaled to 0-100: a rare question word found in
+the text counts for more than a common one, and a text that covers none of the question
+scores 0.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+from graphrag_assets.core.extraction.stopwords import STOPWORDS
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9'\-]*|[\u4e00-\u9fff]+")
+_QUESTION_WORDS = {"what", "who", "whom", "which", "when", "where", "why", "how", "does", "did", "do", "tell", "describe", "explain"}
+# Words that ask about the corpus as a whole rather than about something in it: a question
+# made only of these ("What are the main themes?") is about every report, by importance.
+GENERIC_TERMS = {
+    "main", "key", "major", "overall", "recurring", "common", "top", "theme", "themes", "topic", "topics",
+    "idea", "ideas", "trend", "trends", "discussed", "discuss", "discussion", "discussions", "documents",
+    "document", "corpus", "dataset", "collection", "important", "general", "summary", "summarize",
+    "summarise", "emphasize", "emphasise", "mentioned", "frequently", "often", "points", "issues",
+    "主要", "主题", "总体", "整体", "总结", "概括", "话题",
+}
+
+
+def terms(text: str) -> list[str]:
+    found = []
+    for token in _WORD.findall(text.lower()):
+        if "\u4e00" <= token[0] <= "\u9fff":
+            found.extend(token[i : i + 2] for i in range(max(len(token) - 1, 1)))
+        elif len(token) > 2 and token not in STOPWORDS and token not in _QUESTION_WORDS:
+            found.append(token.rstrip("'s"))
+    return found
+
+
+MIN_COVERAGE = 0.3
+
+
+class RelevanceScorer:
+    """Scores texts against one question, with idf from a reference collection."""
+
+    def __init__(self, question: str, collection: Iterable[str]):
+        documents = [set(terms(text)) for text in collection]
+        counts = Counter(term for document in documents for term in document)
+        n = max(len(documents), 1)
+        asked = list(dict.fromkeys(terms(question)))
+        self.question_terms = [term for term in asked if term not in GENERIC_TERMS]
+        # Only corpus-wide words: the question is about everything (ranked by importance).
+        self.generic = bool(asked) and not self.question_terms or not asked
+        self.idf = {term: math.log(1 + (n + 1) / (counts.get(term, 0) + 0.5)) for term in self.question_terms}
+        self.total = sum(self.idf.values())
+
+    def score(self, text: str) -> int:
+        """0-100: the share of the question's idf mass that the text contains; below
+        MIN_COVERAGE the text shares a stray word with the question, not its subject: 0."""
+        if not self.total:
+            return 0
+        present = set(terms(text))
+        share = sum(weight for term, weight in self.idf.items() if term in present) / self.total
+        return round(100 * share) if share >= MIN_COVERAGE else 0

@@ -1,0 +1,188 @@
+"""graphrag_query on a real index built by the asset graph from the sample corpus."""
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+
+import duckdb
+import polars as pl
+import pytest
+
+from graphrag_assets.core.tokens import count_tokens
+from graphrag_query import IndexReader, asearch, basic_search, drift_search, global_search, local_search, search, search_stream
+from graphrag_query.local_mode import LocalSettings, build_local_context
+from graphrag_query.result import EXTRACTIVE_LABEL, NO_DATA_ANSWER
+
+from .conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def reader(sample_index):
+    return IndexReader(sample_index.database).load()
+
+
+def _resolves(result, reader):
+    units = reader.table("text_units")
+    documents = dict(zip(reader.table("documents")["id"], reader.table("documents")["title"]))
+    assert result.citations
+    for citation in result.citations:
+        row = units.filter(pl.col("id") == citation.text_unit_id)
+        assert row.height == 1
+        assert row["document_id"][0] == citation.document_id
+        assert documents[citation.document_id] == citation.document_title
+
+
+def test_import_does_not_pull_in_dagster_and_is_fast():
+    code = "import sys, time; t = time.perf_counter(); import graphrag_query; print(time.perf_counter() - t, 'dagster' in sys.modules)"
+    timings = []
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO).stdout.split()
+        assert out[1] == "False"
+        timings.append(float(out[0]))
+    assert min(timings) < 1.0, timings
+
+
+def test_global_search_batches_fit_the_map_budget_and_points_are_ranked(reader):
+    result = global_search("What did Mara Ellison do with Xiamen University?", reader=reader, map_budget=1_500, reduce_budget=800)
+    assert result.answer.startswith(EXTRACTIVE_LABEL)
+    assert result.details["map_batches"] > 1
+    assert all(tokens <= 1_500 for tokens in result.details["map_batch_tokens"])
+    assert result.details["reduce_tokens"] <= 800
+    assert count_tokens(result.details["reduce_context"]) <= 800
+    scores = result.context["points"]["score"].to_list()
+    assert scores and all(s > 0 for s in scores) and scores == sorted(scores, reverse=True)
+    assert "[Data: Reports (" in result.answer
+
+
+def test_global_search_says_no_data_instead_of_inventing(reader):
+    result = global_search("What is the boiling point of liquid helium on Jupiter?", reader=reader)
+    assert result.answer == NO_DATA_ANSWER
+    assert result.context["points"].is_empty()
+
+
+def test_dynamic_selection_reads_fewer_reports_than_the_full_map(reader):
+    reports = reader.table("community_reports")
+    question = "Wang Haiyan mangrove restoration"
+    dynamic = global_search(question, reader=reader, dynamic=True)
+    assert dynamic.details["reports_rated"] < reports.height
+    assert 0 < dynamic.details["reports_selected"] <= dynamic.details["reports_rated"]
+    rated = dynamic.context["ratings"]
+    # Children are rated only below a relevant parent.
+    relevant = set(rated.filter(pl.col("rating") >= 1)["community"].to_list())
+    parents = dict(zip(reports["community"], reports["parent"]))
+    for community in rated.filter(pl.col("level") > 0)["community"].to_list():
+        assert parents[community] in relevant
+    assert "mangrove" in dynamic.answer.lower()
+
+
+def test_local_context_respects_budget_shares_and_ranks_as_specified(reader):
+    settings = LocalSettings(budget=3_000, text_unit_share=0.5, community_share=0.15)
+    history = [("user", "Who runs the Discovery Room?"), ("assistant", "Nadia Quill runs it.")]
+    built = build_local_context("How does Calder Shipping work with the Harbor Institute?", reader, settings, history)
+    assert built["tokens"] <= 3_000
+    assert count_tokens(built["text"]) <= 3_000 + 20  # section headings only
+    assert "Nadia Quill runs it." in built["conversation"]
+    seeds = built["seeds"]["title"].to_list()
+    assert {"Calder Shipping", "Harbor Institute"} <= set(seeds[:2])  # named in the question
+    # Reports: most seeds held first, then rank.
+    held = built["reports"]["seeds_held"].to_list()
+    assert held == sorted(held, reverse=True)
+    # Relationships: in-network (both ends seeds) before those touching one seed.
+    links = built["relationships"]["seed_links"].to_list()
+    assert links == sorted(links, reverse=True) and links[0] == 2
+    # Text units: seed order first.
+    ranks = built["sources"]["seed_rank"].to_list()
+    assert ranks == sorted(ranks)
+    budgets = built["section_budgets"]
+    assert budgets["reports"] == int(0.15 * (3_000 - count_tokens(built["conversation"])))
+    for section, text in built["section_text"].items():
+        assert text, section
+        if section != "conversation":
+            assert count_tokens(text) <= budgets[section], section
+
+
+def test_local_search_answers_with_citations_that_resolve(reader):
+    result = local_search("What did Clara Okafor do for the Verrin River?", reader=reader)
+    assert result.answer.startswith(EXTRACTIVE_LABEL)
+    assert "Clara Okafor" in result.context["entities"]["title"].to_list()
+    assert set(result.context) >= {"entities", "relationships", "reports", "claims", "sources"}
+    _resolves(result, reader)
+
+
+def test_drift_search_depth_and_followups(reader):
+    result = drift_search("How is Port Calder connected to Xiamen?", reader=reader, depth=2, followups_per_round=2)
+    tree = result.context["tree"]
+    assert tree["depth"].max() == 2
+    assert tree.filter(pl.col("depth") == 0).height == 1
+    for depth in (1, 2):
+        assert 1 <= tree.filter(pl.col("depth") == depth).height <= 2
+    ids = set(tree["id"].to_list())
+    assert all(parent in ids for parent in tree["parent"].drop_nulls().to_list())
+    assert result.answer.startswith(EXTRACTIVE_LABEL)
+    _resolves(result, reader)
+
+
+def test_basic_search_packs_by_similarity_within_budget(reader):
+    result = basic_search("lantern festival procession", reader=reader, k=8, budget=1_000)
+    sources = result.context["sources"]
+    assert sources.height > 0
+    assert sources["similarity"].to_list() == sorted(sources["similarity"].to_list(), reverse=True)
+    assert result.usage.context_tokens <= 1_000
+    _resolves(result, reader)
+
+
+@pytest.mark.parametrize(
+    "question, method",
+    [
+        ("What are the main themes across these documents?", "global"),
+        ("What did Victor Ashdown decide about Gullwing Pier?", "local"),
+        ("How many volunteers came on the first day?", "basic"),
+    ],
+)
+def test_auto_routing_says_which_mode_and_why(reader, question, method):
+    result = search(question, reader=reader)
+    assert result.method == method
+    assert result.route_reason
+
+
+def test_streaming_and_async_forms(reader):
+    stream = search_stream("What did Clara Okafor do?", reader=reader, method="local")
+    pieces = list(stream)
+    assert len(pieces) > 1 and "".join(pieces) == stream.result.answer
+    result = asyncio.run(asearch("What did Clara Okafor do?", reader=reader, method="local"))
+    assert result.answer == stream.result.answer
+
+
+def test_queries_succeed_while_another_process_holds_the_index_for_writing(sample_index):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"import duckdb, time; c = duckdb.connect({sample_index.database!r}); c.execute('BEGIN'); print('locked', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(duckdb.IOException):
+            duckdb.connect(sample_index.database, read_only=True)  # the live file is locked
+        started = time.perf_counter()
+        result = search("What did Clara Okafor do for the Verrin River?", database=sample_index.database)
+        assert time.perf_counter() - started < 20
+        assert result.citations
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_graphrag_query_cli_json(sample_index):
+    out = subprocess.run(
+        [sys.executable, "-m", "graphrag_query.cli", "What did Clara Okafor do?", "--db", sample_index.database, "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    payload = json.loads(out.stdout)
+    assert payload["method"] in {"local", "basic"} and payload["route_reason"]
+    assert payload["citations"] and payload["usage"]["llm_calls"] == 0
