@@ -4,6 +4,7 @@ the time went (per Dagster step, and the per-partition bookkeeping between steps
 
     .venv/bin/python bench/index_podcasts.py                       # ../shared/corpus/podcasts
     .venv/bin/python bench/index_podcasts.py --input DIR --corpus NAME --out results/x.json
+    .venv/bin/python bench/index_podcasts.py --keep /tmp/podcasts-index   # keep it for query_podcasts.py
 """
 
 from __future__ import annotations
@@ -65,9 +66,13 @@ def main() -> None:
     parser.add_argument("--input", default=str(REPO.parent / "shared" / "corpus" / "podcasts"))
     parser.add_argument("--corpus", default="podcasts")
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "index_podcasts.json"))
+    parser.add_argument("--keep", help="build the index in this folder and keep it (e.g. for query_podcasts.py)")
     options = parser.parse_args()
 
-    work = Path(tempfile.mkdtemp(prefix="graphrag-bench-"))
+    work = Path(options.keep) if options.keep else Path(tempfile.mkdtemp(prefix="graphrag-bench-"))
+    if options.keep:
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
     home = work / "dagster_home"
     home.mkdir()
     shutil.copy(REPO / "dagster_home" / "dagster.yaml", home)
@@ -99,7 +104,8 @@ def main() -> None:
     Path(options.out).parent.mkdir(parents=True, exist_ok=True)
     Path(options.out).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
-    shutil.rmtree(work)
+    if not options.keep:
+        shutil.rmtree(work)
 
 
 if __name__ == "__main__":

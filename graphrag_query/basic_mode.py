@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import polars as pl
+
 from .context import citations_for, pack
 from .extractive import Evidence, compose
 from .reader import IndexReader
@@ -17,11 +19,17 @@ class BasicSettings:
     budget: int = 12_000
 
 
-def run_basic(question: str, reader: IndexReader, settings: BasicSettings = BasicSettings()) -> SearchResult:
-    started = time.perf_counter()
+def build_basic_context(question: str, reader: IndexReader, settings: BasicSettings) -> tuple[pl.DataFrame, int]:
+    """(text units in context, tokens): nearest by vector, packed in similarity order."""
     hits = reader.nearest("text_unit_text", reader.embed(question), settings.k)
     units = hits.join(reader.table("text_units"), on="id").sort("similarity", descending=True)
     kept, _, tokens = pack(units, lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "), settings.budget, "id|text")
+    return kept, tokens
+
+
+def run_basic(question: str, reader: IndexReader, settings: BasicSettings = BasicSettings()) -> SearchResult:
+    started = time.perf_counter()
+    kept, tokens = build_basic_context(question, reader, settings)
     answer = compose(question, [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in kept.iter_rows(named=True)])
     return SearchResult(
         question=question,
