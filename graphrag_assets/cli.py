@@ -45,10 +45,12 @@ def main(argv: list[str] | None = None) -> int:
     from .core.inputs import InputError
     from .defs.build import build_definitions
     from .indexing import run_index
+    from .llm.settings import LLMSettings
     from .settings import IndexSettings
 
     try:
         settings = IndexSettings.from_env(input_dir=args.input, database=args.db, vectors=args.vectors, corpus=args.corpus)
+        llm = LLMSettings.from_env()
     except ValueError as error:
         print(f"graphrag-index: invalid setting: {error}", file=sys.stderr)
         return 2
@@ -68,7 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     work = "no work: index is up to date" if not report.did_work else (
         f"{len(report.source_runs)} source run(s), {len(report.graph_runs)} graph run(s)"
     )
-    print(f"{work}; {report.seconds:.1f} s; LLM calls: 0 (offline extraction, extractive reports, {settings.make_embedder().name} embeddings)")
+    methods = (
+        f"extraction and reports by {llm.model_for('extraction')}/{llm.model_for('report')}" if llm.enabled else "offline extraction, extractive reports"
+    ) + f", {llm.embedding_model if llm.embeddings_enabled else settings.make_embedder().name} embeddings"
+    print(f"{work}; {report.seconds:.1f} s; LLM calls: {report.llm_calls} ({methods})")
     for error in report.source_errors:
         print(f"unreadable source: {error}", file=sys.stderr)
     if report.failed_runs:

@@ -17,6 +17,8 @@ from .core.ids import content_hash
 from .core.inputs import corpus_of_partition, discover_sources
 from .core.source_diff import SourcePlan, plan_sources
 from .defs.partitions import corpus_partitions, source_partitions
+from .fingerprints import graph_settings_hash, source_settings_hash
+from .llm.resources import EmbeddingResource, LLMResource
 from .settings import IndexSettings
 from .storage.duckdb_store import IndexStore
 from .storage.schema import TABLES
@@ -36,11 +38,23 @@ class IndexReport:
     failed_runs: list[str] = field(default_factory=list)
     source_errors: list[str] = field(default_factory=list)
     rows: dict[str, dict[str, int]] = field(default_factory=dict)  # corpus -> table -> rows
+    llm_calls: int = 0
     seconds: float = 0.0
 
     @property
     def did_work(self) -> bool:
         return bool(self.source_runs or self.graph_runs or self.plan.deleted)
+
+
+def llm_calls_of(result) -> int:
+    """LLM calls a run made, from its materialization metadata. A ranged run repeats a
+    step's metadata on every partition, so each asset counts once."""
+    calls = {}
+    for event in result.get_asset_materialization_events():
+        metadata = event.materialization.metadata
+        if "llm_calls" in metadata:
+            calls[event.asset_key] = int(metadata["llm_calls"].value)
+    return sum(calls.values())
 
 
 def corpus_sources_hash(store: IndexStore, corpus: str) -> str:
@@ -83,7 +97,7 @@ def corpora_needing_build(store: IndexStore, settings: IndexSettings, corpora: s
     stale = set()
     for corpus in corpora:
         build = builds.get(corpus)
-        if build is None or build["settings_hash"] != settings.graph_fingerprint() or build["sources_hash"] != corpus_sources_hash(store, corpus):
+        if build is None or build["settings_hash"] != graph_settings_hash(settings, LLMResource(), EmbeddingResource()) or build["sources_hash"] != corpus_sources_hash(store, corpus):
             stale.add(corpus)
     return stale
 
@@ -117,7 +131,7 @@ def run_index(
         if corpus_of_partition(key) in corpora and key not in set(indexed["source_partition"])
     ]
     indexed = pl.concat([indexed, pl.DataFrame({"source_partition": registered}).cast(pl.String)], how="diagonal")
-    plan = plan_sources(on_disk, hashes, indexed, settings.source_fingerprint())
+    plan = plan_sources(on_disk, hashes, indexed, source_settings_hash(settings, LLMResource()))
     report = IndexReport(plan)
     log(
         f"sources: {len(on_disk)} on disk in {len(corpora)} corpus(es); {len(plan.added)} new, "
@@ -148,18 +162,19 @@ def run_index(
         for first, last in contiguous_ranges(ordered, pending):
             result = job.execute_in_process(
                 instance=instance,
-                resources={"settings": settings},
                 run_config=run_config,
                 tags={RANGE_START_TAG: first, RANGE_END_TAG: last},
                 raise_on_error=False,
             )
             (report.source_runs if result.success else report.failed_runs).append(result.run_id)
+            report.llm_calls += llm_calls_of(result)
 
     for corpus in sorted(corpora_needing_build(store, settings, corpora)):
         result = defs.resolve_job_def("build_graph").execute_in_process(
-            instance=instance, resources={"settings": settings}, run_config=run_config, partition_key=corpus, raise_on_error=False
+            instance=instance, run_config=run_config, partition_key=corpus, raise_on_error=False
         )
         (report.graph_runs if result.success else report.failed_runs).append(result.run_id)
+        report.llm_calls += llm_calls_of(result)
         if result.success:
             report.corpora_built.append(corpus)
 

@@ -60,6 +60,9 @@ def test_every_asset_is_in_the_duckdb_pool_and_has_a_code_version_and_checks():
         ("communities", "members_exist"),
         ("community_reports", "every_community_has_a_report"),
         ("embeddings", "vector_dimensions_consistent"),
+        ("extractions", "extraction_calls_succeeded"),
+        ("entities", "summary_calls_succeeded"),
+        ("community_reports", "report_calls_succeeded"),
     }
 
 

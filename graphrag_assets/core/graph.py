@@ -131,7 +131,7 @@ def build_graph(
         extracted_relationships.join(unit_order, on="text_unit_id")
         .sort("unit_rank")
         .group_by("source_key", "target_key")
-        .agg(pl.col("sentences").sum().alias("s_ab"), pl.col("description").alias("descriptions"))
+        .agg(pl.col("weight").sum().alias("s_ab"), pl.col("description").alias("descriptions"))
     )
     frequency = dict(zip(kept["name_key"], kept["frequency"]))
     pairs = pairs.join(evidence, on=["source_key", "target_key"], how="left").with_columns(
@@ -239,3 +239,69 @@ def link_text_units(entities: pl.DataFrame, relationships: pl.DataFrame) -> pl.D
         pl.col("relationship_id").sort().alias("relationship_ids")
     )
     return entity_links.join(relationship_links, on="text_unit_id", how="full", coalesce=True)
+
+
+def merge_extracted_graph(
+    extracted_entities: pl.DataFrame, extracted_relationships: pl.DataFrame, text_units: pl.DataFrame, corpus: str
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(entities, relationships) from LLM-extracted records: the model already chose the
+    relationships, so there is no co-occurrence weighting or pruning. Weights add up the
+    strengths; descriptions are the distinct ones, joined; ``description_count`` tells
+    which need an LLM summary."""
+    unit_order = text_units.sort("document_id", "chunk_index").with_row_index("unit_rank").select(pl.col("id").alias("text_unit_id"), "unit_rank")
+    records = extracted_entities.join(unit_order, on="text_unit_id").sort("unit_rank")
+    entities = records.group_by("name_key").agg(
+        pl.col("title").sort_by("mentions", descending=True).first(),
+        pl.col("type").filter(pl.col("type") != "").mode().sort().first().alias("type"),
+        pl.col("description").filter(pl.col("description") != "").unique(maintain_order=True).alias("descriptions"),
+        pl.col("text_unit_id").unique(maintain_order=True).alias("text_unit_ids"),
+        pl.col("text_unit_id").n_unique().cast(pl.Int64).alias("frequency"),
+    )
+    relationship_records = extracted_relationships.join(unit_order, on="text_unit_id").sort("unit_rank")
+    pairs = relationship_records.group_by("source_key", "target_key").agg(
+        pl.col("weight").sum(),
+        pl.col("description").filter(pl.col("description") != "").unique(maintain_order=True).alias("descriptions"),
+        pl.col("text_unit_id").unique(maintain_order=True).alias("text_unit_ids"),
+    )
+    degree = (
+        pl.concat([pairs.select(pl.col("source_key").alias("name_key")), pairs.select(pl.col("target_key").alias("name_key"))])
+        .group_by("name_key")
+        .agg(pl.len().cast(pl.Int64).alias("degree"))
+    )
+    entities = (
+        entities.join(degree, on="name_key", how="left")
+        .with_columns(
+            pl.col("degree").fill_null(0),
+            pl.col("type").fill_null(""),
+            pl.col("name_key").map_elements(lambda key: stable_id(corpus, "entity", key), return_dtype=pl.String).alias("id"),
+            pl.col("descriptions").list.join(" ").alias("description"),
+            pl.col("descriptions").list.len().alias("description_count"),
+            pl.lit(corpus).alias("corpus"),
+        )
+        .sort(["frequency", "degree", "title"], descending=[True, True, False])
+        .with_row_index("human_readable_id")
+        .with_columns(pl.col("human_readable_id").cast(pl.Int64))
+    )
+    ends = entities.select("name_key", "title", "id", "degree")
+    relationships = (
+        pairs.join(ends.rename({"name_key": "source_key", "title": "source", "id": "source_id", "degree": "d_s"}), on="source_key")
+        .join(ends.rename({"name_key": "target_key", "title": "target", "id": "target_id", "degree": "d_t"}), on="target_key")
+        .with_columns(
+            pl.struct("source_key", "target_key")
+            .map_elements(lambda row: stable_id(corpus, "relationship", row["source_key"], row["target_key"]), return_dtype=pl.String)
+            .alias("id"),
+            (pl.col("d_s") + pl.col("d_t")).cast(pl.Int64).alias("combined_degree"),
+            pl.col("descriptions").list.join(" ").alias("description"),
+            pl.col("descriptions").list.len().alias("description_count"),
+            pl.lit(corpus).alias("corpus"),
+        )
+        .sort(["weight", "source", "target"], descending=[True, False, False])
+        .with_row_index("human_readable_id")
+        .with_columns(pl.col("human_readable_id").cast(pl.Int64))
+    )
+    return entities, relationships
+
+
+def finalize(entities: pl.DataFrame, relationships: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The canonical table columns (drops working columns such as description lists)."""
+    return entities.select(list(ENTITY_COLUMNS)).cast(ENTITY_COLUMNS), relationships.select(list(RELATIONSHIP_COLUMNS)).cast(RELATIONSHIP_COLUMNS)

@@ -3,6 +3,7 @@
 
 from dagster import Definitions, load_assets_from_modules
 
+from ..llm.resources import EmbeddingResource, LLMResource
 from ..settings import IndexSettings
 from .assets import graph, sources
 from .jobs import build_graph_job, index_sources_job
@@ -12,5 +13,5 @@ def build_definitions(settings: IndexSettings) -> Definitions:
     return Definitions(
         assets=load_assets_from_modules([sources, graph]),
         jobs=[index_sources_job, build_graph_job],
-        resources={"settings": settings},
+        resources={"settings": settings, "llm": LLMResource(), "embedding": EmbeddingResource()},
     )

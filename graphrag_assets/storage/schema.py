@@ -14,7 +14,7 @@ import polars as pl
 from ..core.chunking import TEXT_UNIT_COLUMNS
 from ..core.communities import COMMUNITY_COLUMNS
 from ..core.embedding import EMBEDDING_COLUMNS
-from ..core.extraction.offline import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS
+from ..core.extraction.records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS
 from ..core.graph import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS
 from ..core.inputs import DOCUMENT_COLUMNS
 from ..core.reports import REPORT_COLUMNS
@@ -43,6 +43,13 @@ SOURCE_ERROR_COLUMNS = {
     "corpus": pl.String,
     "source_partition": pl.String,
     "source_path": pl.String,
+    "error": pl.String,
+    "recorded_at": pl.Datetime("us", "UTC"),
+}
+LLM_FAILURE_COLUMNS = {
+    "scope": pl.String,  # a source partition, or "<corpus>#summary" / "<corpus>#report"
+    "stage": pl.String,
+    "item_id": pl.String,
     "error": pl.String,
     "recorded_at": pl.Datetime("us", "UTC"),
 }
@@ -79,6 +86,7 @@ TABLES = {
         Table("communities", COMMUNITY_COLUMNS, "corpus", ("id",), "Hierarchical Leiden communities, all levels."),
         Table("community_reports", REPORT_COLUMNS, "corpus", ("id",), "One report per community."),
         Table("embeddings", EMBEDDING_COLUMNS, "corpus", ("kind", "id"), "Vectors of text units, entity descriptions and reports."),
+        Table("llm_failures", LLM_FAILURE_COLUMNS, "scope", ("scope", "stage", "item_id"), "LLM calls that failed after retries; a rerun retries exactly these."),
         Table("corpus_builds", CORPUS_BUILD_COLUMNS, "corpus", ("corpus",), "Last complete graph build of each corpus: the sources and settings it saw."),
     ]
 }

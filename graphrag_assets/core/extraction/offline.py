@@ -18,26 +18,8 @@ from ..chunking import split_sentences
 from .chinese import chinese_mentions, has_chinese
 from .english import Mention, english_mentions, lowercase_vocabulary
 from .names import name_key
+from .records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS
 
-EXTRACTED_ENTITY_COLUMNS = {
-    "text_unit_id": pl.String,
-    "corpus": pl.String,
-    "source_partition": pl.String,
-    "name_key": pl.String,
-    "title": pl.String,
-    "type": pl.String,
-    "description": pl.String,
-    "mentions": pl.Int64,
-}
-EXTRACTED_RELATIONSHIP_COLUMNS = {
-    "text_unit_id": pl.String,
-    "corpus": pl.String,
-    "source_partition": pl.String,
-    "source_key": pl.String,
-    "target_key": pl.String,
-    "description": pl.String,
-    "sentences": pl.Int64,
-}
 MAX_SENTENCE_CHARS = 400
 SENTENCES_PER_RECORD = 2
 
@@ -111,7 +93,7 @@ def extract_offline(text_units: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFram
                     "source_key": source,
                     "target_key": target,
                     "description": " ".join(_tidy(sentences[i]) for i in sorted(indexes)[:SENTENCES_PER_RECORD]),
-                    "sentences": len(indexes),
+                    "weight": float(len(indexes)),  # same-sentence co-occurrences
                 }
             )
     return (

@@ -20,17 +20,23 @@ from dagster import (
     AssetSpec,
     DataVersion,
     MaterializeResult,
+    MetadataValue,
     asset,
     multi_asset,
 )
 
 from ...core.communities import detect_communities, ego_node
 from ...core.embedding import embed_missing, embedding_inputs
-from ...core.graph import build_graph, link_text_units
+from ...core.graph import build_graph, finalize, link_text_units, merge_extracted_graph
 from ...core.ids import content_hash
 from ...core.reports import extractive_reports
+from ...core.reports_llm import llm_reports
+from ...core.summaries import summarize_descriptions
+from ...fingerprints import graph_settings_hash
+from ...llm.prompts import prompts_version
+from ...llm.resources import EmbeddingResource, LLMResource, OpenAIEmbedder
 from ...settings import IndexSettings
-from ...storage.schema import CORPUS_BUILD_COLUMNS
+from ...storage.schema import CORPUS_BUILD_COLUMNS, LLM_FAILURE_COLUMNS
 from ...storage.snapshot import publish_snapshot
 from ..metadata import table_metadata
 from ..partitions import DUCKDB_POOL, corpus_partitions
@@ -49,27 +55,40 @@ def _corpus(context: AssetExecutionContext) -> str:
     return context.partition_key
 
 
+def _failure_frame(failures: list[dict], scope: str) -> pl.DataFrame:
+    now = dt.datetime.now(dt.timezone.utc)
+    return pl.DataFrame([f | {"scope": scope, "recorded_at": now} for f in failures], schema=LLM_FAILURE_COLUMNS)
+
+
+def _failure_check(name: str, failures: pl.DataFrame, asset_key: str | None = None) -> AssetCheckResult:
+    listing = "\n".join(f"- {f['item_id']}: {f['error']}" for f in failures.iter_rows(named=True)) or "none"
+    return AssetCheckResult(check_name=name, asset_key=asset_key, passed=failures.is_empty(), metadata={"failed": MetadataValue.md(listing)})
+
+
 @multi_asset(
     specs=[
         AssetSpec(
             "entities",
             deps=[AssetDep("extractions", partition_mapping=ALL_SOURCES), AssetDep("text_units", partition_mapping=ALL_SOURCES)],
-            code_version="entities-v1",
+            code_version=f"entities-v2-{prompts_version('summarize_descriptions')}",
             description="Entities merged across every source of the corpus, with frequency, degree and supporting text units.",
             kinds={"duckdb", "polars"},
         ),
         AssetSpec(
             "relationships",
             deps=[AssetDep("extractions", partition_mapping=ALL_SOURCES), AssetDep("text_units", partition_mapping=ALL_SOURCES)],
-            code_version="relationships-v1",
+            code_version=f"relationships-v2-{prompts_version('summarize_descriptions')}",
             description="Co-occurrence relationships weighted by a PMI variant, pruned, with combined degree.",
             kinds={"duckdb", "polars"},
         ),
     ],
-    check_specs=[AssetCheckSpec("endpoints_are_entities", asset="relationships", description="Every relationship's source and target is an entity.")],
+    check_specs=[
+        AssetCheckSpec("endpoints_are_entities", asset="relationships", description="Every relationship's source and target is an entity."),
+        AssetCheckSpec("summary_calls_succeeded", asset="entities", description="No description summary call failed."),
+    ],
     **GRAPH_ASSET_OPTIONS,
 )
-def entities_and_relationships(context: AssetExecutionContext, settings: IndexSettings):
+def entities_and_relationships(context: AssetExecutionContext, settings: IndexSettings, llm: LLMResource):
     started = time.perf_counter()
     corpus = _corpus(context)
     store = settings.store()
@@ -77,11 +96,27 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
     units = store.read_table("text_units", "corpus", [corpus])
     extracted_entities = store.read_table("extracted_entities", "corpus", [corpus])
     extracted_relationships = store.read_table("extracted_relationships", "corpus", [corpus])
-    entities, relationships = build_graph(extracted_entities, extracted_relationships, units, corpus, settings.graph())
+    llm_settings = llm.get_settings()
+    failures: list[dict] = []
+    usage: dict = {"llm_calls": 0}
+    if llm_settings.enabled:
+        entities, relationships = merge_extracted_graph(extracted_entities, extracted_relationships, units, corpus)
+        with llm.session(settings.database) as session:
+            entities, entity_failures = summarize_descriptions(session.client, entities, "entity", "title")
+            relationships, relationship_failures = summarize_descriptions(
+                session.client, relationships.with_columns(pl.concat_str("source", pl.lit(" -> "), "target").alias("label")), "relationship", "label"
+            )
+        failures = entity_failures + relationship_failures
+        usage = session.usage.metadata(llm_settings)
+        entities, relationships = finalize(entities, relationships)
+    else:
+        entities, relationships = build_graph(extracted_entities, extracted_relationships, units, corpus, settings.graph())
+    failure_rows = _failure_frame(failures, f"{corpus}#summary")
     links = link_text_units(entities, relationships)
     with store.transaction() as tx:
         tx.replace("entities", entities, [corpus])
         tx.replace("relationships", relationships, [corpus])
+        tx.replace("llm_failures", failure_rows, [f"{corpus}#summary"])
         tx.register("links", links)
         tx.execute("UPDATE text_units SET entity_ids = [], relationship_ids = [] WHERE corpus = ?", [corpus])
         tx.execute(
@@ -100,11 +135,12 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
         "entity_types": {t: n for t, n in entities["type"].value_counts().iter_rows()},
         "mean_degree": round(float(entities["degree"].mean() or 0), 2),
         "seconds": seconds,
-    }
+    } | usage
     yield MaterializeResult(
         asset_key="entities",
         metadata=table_metadata("entities", entities, ["title", "type", "frequency", "degree", "description"]) | graph_stats,
         data_version=frame_version(entities, ["id", "title", "type", "description", "text_unit_ids", "degree"]),
+        check_results=[_failure_check("summary_calls_succeeded", failure_rows, "entities")],
     )
     yield MaterializeResult(
         asset_key="relationships",
@@ -153,30 +189,55 @@ def communities(context: AssetExecutionContext, settings: IndexSettings) -> Mate
 
 @asset(
     deps=["communities", "entities", "relationships"],
-    code_version="community_reports-v1",
-    description="One report per community. Offline: extractive (title, summary, 5-10 findings quoting evidence), marked generated_by='extractive'.",
+    code_version=f"community_reports-v2-{prompts_version('community_report')}",
+    description=(
+        "One report per community: written by the LLM bottom-up within an input token budget when "
+        "GRAPHRAG_LLM_MODEL is set; offline, extractive (title, summary, 5-10 findings quoting "
+        "evidence), marked generated_by='extractive'."
+    ),
     kinds={"duckdb", "polars"},
-    check_specs=[AssetCheckSpec("every_community_has_a_report", asset="community_reports")],
+    check_specs=[
+        AssetCheckSpec("every_community_has_a_report", asset="community_reports"),
+        AssetCheckSpec("report_calls_succeeded", asset="community_reports", description="No report fell back to extractive after an LLM failure."),
+    ],
     **GRAPH_ASSET_OPTIONS,
 )
-def community_reports(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
+def community_reports(context: AssetExecutionContext, settings: IndexSettings, llm: LLMResource) -> MaterializeResult:
     started = time.perf_counter()
     corpus = _corpus(context)
     store = settings.store()
     store.ensure_schema()
     found = store.read_table("communities", "corpus", [corpus])
-    reports = extractive_reports(found, store.read_table("entities", "corpus", [corpus]), store.read_table("relationships", "corpus", [corpus]), corpus)
+    entities = store.read_table("entities", "corpus", [corpus])
+    relationships = store.read_table("relationships", "corpus", [corpus])
+    llm_settings = llm.get_settings()
+    failures: list[dict] = []
+    if llm_settings.enabled:
+        with llm.session(settings.database) as session:
+            reports, failures, context_tokens = llm_reports(
+                session.client, found, entities, relationships, corpus, llm_settings.report_budget, llm_settings.model_for("report")
+            )
+        usage = session.usage.metadata(llm_settings) | {"max_context_tokens": max(context_tokens, default=0), "generated_by": llm_settings.model_for("report")}
+    else:
+        reports = extractive_reports(found, entities, relationships, corpus)
+        usage = {"generated_by": "extractive (no LLM)", "llm_calls": 0}
+    failure_rows = _failure_frame(failures, f"{corpus}#report")
     with store.transaction() as tx:
         tx.replace("community_reports", reports, [corpus])
+        tx.replace("llm_failures", failure_rows, [f"{corpus}#report"])
     unreported = store.read(
         "SELECT c.community FROM communities c ANTI JOIN community_reports r ON c.community = r.community AND r.corpus = c.corpus WHERE c.corpus = ?",
         [corpus],
     )
     return MaterializeResult(
         metadata=table_metadata("community_reports", reports, ["community", "level", "title", "rank", "summary"])
-        | {"generated_by": "extractive (no LLM)", "llm_calls": 0, "seconds": time.perf_counter() - started},
+        | usage
+        | {"seconds": time.perf_counter() - started},
         data_version=frame_version(reports, ["id", "content_hash"]),
-        check_results=[AssetCheckResult(check_name="every_community_has_a_report", passed=unreported.is_empty(), metadata={"without_report": unreported.height})],
+        check_results=[
+            AssetCheckResult(check_name="every_community_has_a_report", passed=unreported.is_empty(), metadata={"without_report": unreported.height}),
+            _failure_check("report_calls_succeeded", failure_rows),
+        ],
     )
 
 
@@ -188,7 +249,7 @@ def community_reports(context: AssetExecutionContext, settings: IndexSettings) -
     check_specs=[AssetCheckSpec("vector_dimensions_consistent", asset="embeddings", description="One dimension per model, equal in DuckDB and LanceDB counts.")],
     **GRAPH_ASSET_OPTIONS,
 )
-def embeddings(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
+def embeddings(context: AssetExecutionContext, settings: IndexSettings, llm: LLMResource, embedding: EmbeddingResource) -> MaterializeResult:
     started = time.perf_counter()
     corpus = _corpus(context)
     store = settings.store()
@@ -198,13 +259,22 @@ def embeddings(context: AssetExecutionContext, settings: IndexSettings) -> Mater
         store.read_table("entities", "corpus", [corpus]),
         store.read_table("community_reports", "corpus", [corpus]),
     )
-    embedder = settings.make_embedder()
-    rows, embedded = embed_missing(wanted, store.read_table("embeddings", "corpus", [corpus]), embedder, corpus)
+    existing = store.read_table("embeddings", "corpus", [corpus])
+    usage: dict = {"llm_calls": 0}
+    if embedding.get_settings().embeddings_enabled:
+        with llm.session(settings.database) as session:
+            session.settings = embedding.get_settings()
+            embedder = OpenAIEmbedder(session)
+            rows, embedded = embed_missing(wanted, existing, embedder, corpus)
+        usage = session.usage.metadata(session.settings)
+    else:
+        embedder = settings.make_embedder()
+        rows, embedded = embed_missing(wanted, existing, embedder, corpus)
     sources_hash = content_hash(
         store.read("SELECT source_partition, source_hash, settings_hash FROM sources WHERE corpus = ? ORDER BY source_partition", [corpus]).write_csv()
     )
     build = pl.DataFrame(
-        [{"corpus": corpus, "sources_hash": sources_hash, "settings_hash": settings.graph_fingerprint(), "built_at": dt.datetime.now(dt.timezone.utc)}],
+        [{"corpus": corpus, "sources_hash": sources_hash, "settings_hash": graph_settings_hash(settings, llm, embedding), "built_at": dt.datetime.now(dt.timezone.utc)}],
         schema=CORPUS_BUILD_COLUMNS,
     )
     with store.transaction() as tx:
@@ -216,7 +286,8 @@ def embeddings(context: AssetExecutionContext, settings: IndexSettings) -> Mater
     consistent = len(dimensions) <= 1 and all(mirrored[k] == by_kind.get(k, 0) for k in mirrored)
     return MaterializeResult(
         metadata=table_metadata("embeddings", rows.drop("vector").with_columns(pl.lit(None, pl.List(pl.Float32)).alias("vector")), ["kind", "id", "model", "text"])
-        | {"model": embedder.name, "dimensions": dimensions[0] if dimensions else 0, "by_kind": by_kind, "newly_embedded": embedded, "reused": rows.height - embedded, "seconds": time.perf_counter() - started},
+        | {"model": embedder.name, "dimensions": dimensions[0] if dimensions else 0, "by_kind": by_kind, "newly_embedded": embedded, "reused": rows.height - embedded, "seconds": time.perf_counter() - started}
+        | usage,
         data_version=frame_version(rows, ["kind", "id", "content_hash", "model"]),
         check_results=[
             AssetCheckResult(

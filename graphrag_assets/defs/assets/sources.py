@@ -23,10 +23,14 @@ from dagster import (
 )
 
 from ...core.chunking import chunk_documents
+from ...core.extraction.llm import extract_with_llm
 from ...core.extraction.offline import extract_offline
 from ...core.inputs import InputError, SourceFile, read_source
+from ...fingerprints import source_settings_hash
+from ...llm.prompts import prompts_version
+from ...llm.resources import SOURCE_PROMPTS, LLMResource
 from ...settings import IndexSettings
-from ...storage.schema import SOURCE_COLUMNS, SOURCE_ERROR_COLUMNS, TABLES
+from ...storage.schema import LLM_FAILURE_COLUMNS, SOURCE_COLUMNS, SOURCE_ERROR_COLUMNS, TABLES
 from ..metadata import table_metadata
 from ..partitions import DUCKDB_POOL, source_partitions
 
@@ -122,37 +126,67 @@ def text_units(context: AssetExecutionContext, settings: IndexSettings) -> Mater
 @asset(
     **SOURCE_ASSET_OPTIONS,
     deps=[text_units],
-    code_version="extractions-v1",
+    code_version=f"extractions-v2-{prompts_version(*SOURCE_PROMPTS)}",
     description=(
-        "Per-text-unit entity and relationship records (offline: proper nouns and noun phrases "
-        "for English, jieba part-of-speech for Chinese). Also marks each source as fully indexed."
+        "Per-text-unit entity and relationship records: by the LLM when GRAPHRAG_LLM_MODEL is set "
+        "(structured extraction plus gleaning), otherwise offline (proper nouns and noun phrases for "
+        "English, jieba part-of-speech for Chinese). Also marks each source as fully indexed."
     ),
+    check_specs=[AssetCheckSpec("extraction_calls_succeeded", asset="extractions", description="No text unit's LLM extraction failed.")],
 )
-def extractions(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
+def extractions(context: AssetExecutionContext, settings: IndexSettings, llm: LLMResource) -> MaterializeResult:
     started = time.perf_counter()
     store = settings.store()
     store.ensure_schema()
     units = store.read_table("text_units", "source_partition", context.partition_keys)
-    extracted_entities, extracted_relationships = extract_offline(units)
+    llm_settings = llm.get_settings()
+    failures = pl.DataFrame(schema=LLM_FAILURE_COLUMNS)
+    if llm_settings.enabled:
+        with llm.session(settings.database) as session:
+            extracted_entities, extracted_relationships, failed = extract_with_llm(
+                session.client, units, llm_settings.entity_type_list(), llm_settings.gleanings
+            )
+        scopes = dict(zip(units["id"], units["source_partition"]))
+        failures = failed.with_columns(
+            pl.col("item_id").replace_strict(scopes, return_dtype=pl.String).alias("scope"), pl.lit(_now()).alias("recorded_at")
+        ).select(list(LLM_FAILURE_COLUMNS))
+        for failure in failures.iter_rows(named=True):
+            context.log.error(f"LLM extraction failed for text unit {failure['item_id']} of {failure['scope']}: {failure['error']}")
+        method = {"method": f"llm ({llm_settings.model_for('extraction')})"} | session.usage.metadata(llm_settings)
+    else:
+        extracted_entities, extracted_relationships = extract_offline(units)
+        method = {"method": "offline (rule-based English, jieba Chinese); no LLM calls", "llm_calls": 0}
+    # A source with a failed text unit is not complete: it keeps no `sources` row, so the
+    # next pass retries it (only the failed calls: the others are cached).
+    failed_sources = set(failures["scope"].to_list())
     indexed = store.read(
         "SELECT d.corpus, d.source_partition, any_value(d.source_path) AS source_path, any_value(d.source_hash) AS source_hash, "
         "count(DISTINCT d.id) AS documents, count(t.id) AS text_units "
         "FROM documents d LEFT JOIN text_units t ON t.document_id = d.id "
         "WHERE d.source_partition IN (SELECT unnest(?)) GROUP BY d.corpus, d.source_partition",
-        [context.partition_keys],
-    ).with_columns(pl.lit(settings.source_fingerprint()).alias("settings_hash"), pl.lit(_now()).alias("indexed_at"))
+        [[key for key in context.partition_keys if key not in failed_sources]],
+    ).with_columns(pl.lit(source_settings_hash(settings, llm)).alias("settings_hash"), pl.lit(_now()).alias("indexed_at"))
     with store.transaction() as tx:
         tx.replace("extracted_entities", extracted_entities, context.partition_keys)
         tx.replace("extracted_relationships", extracted_relationships, context.partition_keys)
         tx.replace("sources", indexed.select(list(SOURCE_COLUMNS)), context.partition_keys)
+        tx.replace("llm_failures", failures, context.partition_keys)
     return MaterializeResult(
-        metadata={
-            "method": "offline (rule-based English, jieba Chinese); no LLM calls",
-            "llm_calls": 0,
+        metadata=method
+        | {
             "entity_records": extracted_entities.height,
             "relationship_records": extracted_relationships.height,
             "text_units": units.height,
+            "failed_text_units": failures.height,
             "seconds": time.perf_counter() - started,
-        }
-        | {"preview": table_metadata("extracted_entities", extracted_entities, ["title", "type", "description"])["preview"]}
+            "preview": table_metadata("extracted_entities", extracted_entities, ["title", "type", "description"])["preview"],
+        },
+        check_results=[
+            AssetCheckResult(
+                check_name="extraction_calls_succeeded",
+                passed=failures.is_empty(),
+                severity=AssetCheckSeverity.ERROR,
+                metadata={"failed": MetadataValue.md("\n".join(f"- {f['scope']} / {f['item_id']}: {f['error']}" for f in failures.iter_rows(named=True)) or "none")},
+            )
+        ],
     )

@@ -1,0 +1,141 @@
+"""LLM community reports, written bottom-up within an input token budget.
+
+A community whose own entities and relationships fit the budget is described from them.
+One that is too big is described from its sub-communities' reports (largest first, which
+is why the deepest level is written first), topped up with the entities and relationships
+those sub-communities do not cover. A failed call never drops a report: the community
+gets the extractive report, marked as a fallback, and the failure is recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import polars as pl
+
+from ..llm.client import LLMClient, LLMError
+from ..llm.models import CommunityReport
+from ..llm.prompts import load_prompt
+from .ids import content_hash, stable_id
+from .reports import REPORT_COLUMNS, extractive_reports
+from .tokens import count_tokens
+
+FALLBACK = "extractive (LLM failed)"
+
+
+def _pack_lines(lines: list[str], budget: int) -> tuple[list[str], int]:
+    kept, used = [], 0
+    for line in lines:
+        cost = count_tokens(line + "\n")
+        if used + cost > budget:
+            break
+        kept.append(line)
+        used += cost
+    return kept, used
+
+
+def report_context(
+    community: dict, entity_by_id: dict, relationship_by_id: dict, reports_by_community: dict, communities_by_id: dict, budget: int
+) -> dict[str, str]:
+    """The three context sections (entities, relationships, sub-community reports), whose
+    tokens together never exceed ``budget``."""
+    members = sorted((entity_by_id[e] for e in community["entity_ids"]), key=lambda e: (-e["degree"], e["human_readable_id"]))
+    internal = sorted((relationship_by_id[r] for r in community["relationship_ids"]), key=lambda r: (-r["combined_degree"], r["human_readable_id"]))
+    entity_lines = [f"{e['human_readable_id']}|{e['title']}|{e['description']}|{e['degree']}".replace("\n", " ") for e in members]
+    relationship_lines = [f"{r['human_readable_id']}|{r['source']}|{r['target']}|{r['description']}|{r['combined_degree']}".replace("\n", " ") for r in internal]
+    header_entities, header_relationships, header_reports = "id|entity|description|degree", "id|source|target|description|combined_degree", "community|title|report"
+    fixed = sum(count_tokens(h + "\n") for h in (header_entities, header_relationships, header_reports))
+    available = max(budget - fixed, 0)
+    full = sum(count_tokens(line + "\n") for line in entity_lines + relationship_lines)
+    report_lines: list[str] = []
+    if full > available:
+        children = [communities_by_id[c] for c in community["children"] if c in reports_by_community]
+        children.sort(key=lambda c: (-c["size"], c["community"]))
+        covered: set[str] = set()
+        used = 0
+        for child in children:
+            report = reports_by_community[child["community"]]
+            line = f"{child['community']}|{report['title']}|{report['full_content']}".replace("\n", " ")
+            cost = count_tokens(line + "\n")
+            if used + cost > available * 3 // 4:
+                break
+            report_lines.append(line)
+            used += cost
+            covered |= set(child["entity_ids"])
+        available -= used
+        entity_lines = [line for line, e in zip(entity_lines, members) if e["id"] not in covered]
+        relationship_lines = [
+            line for line, r in zip(relationship_lines, internal) if not (r["source_id"] in covered and r["target_id"] in covered)
+        ]
+    entity_lines, used = _pack_lines(entity_lines, available // 2 if relationship_lines else available)
+    relationship_lines, _ = _pack_lines(relationship_lines, available - used)
+    return {
+        "entities": "\n".join([header_entities, *entity_lines]),
+        "relationships": "\n".join([header_relationships, *relationship_lines]),
+        "reports": "\n".join([header_reports, *report_lines]),
+    }
+
+
+def _row(community: dict, report: CommunityReport, corpus: str, model: str) -> dict:
+    findings = [{"summary": f.summary, "explanation": f.explanation} for f in report.findings]
+    full_content = "\n\n".join([f"# {report.title}", report.summary] + [f"## {f['summary']}\n\n{f['explanation']}" for f in findings])
+    return {
+        "id": stable_id(corpus, "community_report", community["id"]),
+        "human_readable_id": community["human_readable_id"],
+        "community": community["community"],
+        "level": community["level"],
+        "parent": community["parent"],
+        "children": community["children"],
+        "title": report.title,
+        "summary": report.summary,
+        "full_content": full_content,
+        "rank": float(report.rating),
+        "rating_explanation": report.rating_explanation,
+        "findings": findings,
+        "full_content_json": json.dumps(report.model_dump(), ensure_ascii=False),
+        "period": community["period"],
+        "size": community["size"],
+        "corpus": corpus,
+        "generated_by": model,
+        "content_hash": content_hash(full_content),
+    }
+
+
+def llm_reports(
+    make_client, communities: pl.DataFrame, entities: pl.DataFrame, relationships: pl.DataFrame, corpus: str, budget: int, model: str
+) -> tuple[pl.DataFrame, list[dict], list[int]]:
+    """(reports, failures, context token counts) for every community, deepest level first."""
+    prompt = load_prompt("community_report")
+    entity_by_id = {row["id"]: row for row in entities.iter_rows(named=True)}
+    relationship_by_id = {row["id"]: row for row in relationships.iter_rows(named=True)}
+    communities_by_id = {row["community"]: row for row in communities.iter_rows(named=True)}
+    reports: dict[int, dict] = {}
+    failures: list[dict] = []
+    context_tokens: list[int] = []
+
+    async def run():
+        client = make_client()
+        for level in sorted(communities["level"].unique().to_list(), reverse=True):
+            at_level = [row for row in communities.iter_rows(named=True) if row["level"] == level]
+
+            async def one(community):
+                sections = report_context(community, entity_by_id, relationship_by_id, reports, communities_by_id, budget)
+                context_tokens.append(sum(count_tokens(text + "\n") for text in sections.values()))
+                message = prompt.render(**sections)
+                try:
+                    return community, await client.structured("report", prompt.version, [{"role": "user", "content": message}], CommunityReport), None
+                except LLMError as error:
+                    return community, None, str(error)
+
+            for community, report, error in await asyncio.gather(*(one(c) for c in at_level)):
+                if report is not None:
+                    reports[community["community"]] = _row(community, report, corpus, model)
+                else:
+                    failures.append({"item_id": str(community["community"]), "stage": "report", "error": error})
+                    fallback = extractive_reports(communities.filter(pl.col("community") == community["community"]), entities, relationships, corpus)
+                    reports[community["community"]] = fallback.with_columns(pl.lit(FALLBACK).alias("generated_by")).row(0, named=True)
+
+    asyncio.run(run())
+    rows = [reports[c] for c in communities["community"].to_list()]
+    return pl.DataFrame(rows, schema=REPORT_COLUMNS), failures, context_tokens

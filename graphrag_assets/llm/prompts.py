@@ -1,0 +1,43 @@
+"""Prompt files (``prompts/*.txt``), loaded at run time. A prompt's version is the hash of
+its text: it is part of every cache key and of the code version of the assets that use
+it, so editing a prompt re-runs exactly what depends on it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from string import Template
+
+from ..core.ids import content_hash
+
+
+def prompts_dir() -> Path:
+    configured = os.environ.get("GRAPHRAG_PROMPTS_DIR")
+    return Path(configured) if configured else Path(__file__).resolve().parents[2] / "prompts"
+
+
+@dataclass(frozen=True)
+class Prompt:
+    name: str
+    text: str
+
+    @property
+    def version(self) -> str:
+        return content_hash(self.text)[:12]
+
+    def render(self, **values: object) -> str:
+        return Template(self.text).substitute({k: str(v) for k, v in values.items()})
+
+
+def load_prompt(name: str) -> Prompt:
+    path = prompts_dir() / f"{name}.txt"
+    try:
+        return Prompt(name, path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"prompt {name!r} not found at {path} (GRAPHRAG_PROMPTS_DIR)") from None
+
+
+def prompts_version(*names: str) -> str:
+    """One version string for a set of prompts (for an asset's code version)."""
+    return content_hash("|".join(load_prompt(name).version for name in names))[:12]

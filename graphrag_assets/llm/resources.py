@@ -1,0 +1,100 @@
+"""Dagster resources for the LLM and embedding endpoints.
+
+They read GRAPHRAG_LLM_* / GRAPHRAG_EMBEDDING_* from the environment when a step runs,
+instead of holding them as config fields: Dagster stores resource config with each run
+(visible in the UI), and an API key must never be stored or shown anywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import contextmanager
+from collections.abc import Iterator
+
+import duckdb
+import numpy as np
+from dagster import ConfigurableResource
+
+from ..core.ids import content_hash
+from ..storage.duckdb_store import connect
+from .client import LLMCache, LLMClient, Usage
+from .prompts import prompts_version
+from .settings import LLMSettings
+
+SOURCE_PROMPTS = ("extract_graph", "glean")
+GRAPH_PROMPTS = ("summarize_descriptions", "community_report")
+
+
+class LLMSession:
+    """One step's use of the LLM: a cache connection, usage counters, a client factory
+    (a fresh client per event loop, sharing cache and counters)."""
+
+    def __init__(self, settings: LLMSettings, connection: duckdb.DuckDBPyConnection):
+        self.settings = settings
+        self.cache = LLMCache(connection)
+        self.usage = Usage()
+
+    def client(self) -> LLMClient:
+        return LLMClient(self.settings, self.cache, self.usage)
+
+
+class OpenAIEmbedder:
+    """An ``Embedder`` over the configured embeddings endpoint (batched, cached)."""
+
+    def __init__(self, session: LLMSession):
+        self.session = session
+        self.name = session.settings.embedding_model or ""
+        self.dimensions = 0
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        async def run():
+            return await self.session.client().embed(texts)
+
+        vectors = asyncio.run(run())
+        self.dimensions = vectors.shape[1] if vectors.size else self.dimensions
+        return vectors
+
+
+class LLMResource(ConfigurableResource):
+    """Completions (extraction, summaries, reports). Offline methods run when no model is
+    configured (GRAPHRAG_LLM_MODEL unset)."""
+
+    def get_settings(self) -> LLMSettings:
+        return LLMSettings.from_env()
+
+    @contextmanager
+    def session(self, database: str) -> Iterator[LLMSession]:
+        connection = connect(database)
+        try:
+            yield LLMSession(self.get_settings(), connection)
+        finally:
+            connection.close()
+
+    def source_fingerprint(self) -> str:
+        """What the per-source stages depend on: extraction method, model, prompts, types."""
+        settings = self.get_settings()
+        if not settings.enabled:
+            return "offline"
+        return content_hash(
+            f"{settings.model_for('extraction')}|{settings.mode}|{settings.gleanings}|{settings.entity_types}|{prompts_version(*SOURCE_PROMPTS)}"
+        )[:16]
+
+    def graph_fingerprint(self) -> str:
+        settings = self.get_settings()
+        if not settings.enabled:
+            return "offline"
+        return content_hash(
+            f"{settings.model_for('summary')}|{settings.model_for('report')}|{settings.report_budget}|{prompts_version(*GRAPH_PROMPTS)}"
+        )[:16]
+
+
+class EmbeddingResource(ConfigurableResource):
+    """Embeddings through the endpoint when GRAPHRAG_EMBEDDING_MODEL is set; otherwise the
+    offline embedder chosen by GRAPHRAG_EMBEDDER."""
+
+    def get_settings(self) -> LLMSettings:
+        return LLMSettings.from_env()
+
+    def fingerprint(self) -> str:
+        settings = self.get_settings()
+        return settings.embedding_model if settings.embeddings_enabled else "offline"

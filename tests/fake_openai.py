@@ -1,0 +1,182 @@
+"""An OpenAI-compatible HTTP server for tests and benchmarks, on 127.0.0.1.
+
+It speaks the real wire protocol (``/v1/chat/completions``, ``/v1/embeddings``), so the
+real ``openai`` and ``instructor`` clients talk to it over real sockets. Answers are
+scripted from the request: the prompt's task marker decides the shape, the text in the
+prompt decides the content (capitalised names become entities), so the same input always
+gets the same answer. Faults can be queued (HTTP status with Retry-After, malformed JSON),
+latency can be simulated, and every request is recorded for assertions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+_NAME = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*\b|[\u4e00-\u9fff]{2,4}")
+_SKIP = {"The", "A", "An", "In", "On", "At", "It", "He", "She", "They", "We", "I", "But", "And", "This", "That", "When", "After", "Since", "Later"}
+
+
+def _names(text: str, limit: int = 8) -> list[str]:
+    found = []
+    for name in _NAME.findall(text):
+        if name not in _SKIP and name not in found:
+            found.append(name)
+    return found[:limit]
+
+
+def _section(prompt: str, marker: str) -> str:
+    """Text after a '-----marker-----' heading, up to the next heading."""
+    match = re.search(rf"-----{marker}-----\n(.*?)(?:\n-----|\Z)", prompt, re.S)
+    return match.group(1) if match else prompt
+
+
+def scripted_answer(task: str, prompt: str) -> dict:
+    """The JSON object a cooperative model would return for this task."""
+    if task == "extract_graph" or task == "glean":
+        text = _section(prompt, "Text")
+        if task == "glean":
+            return {"entities": [], "relationships": []}  # nothing was missed
+        names = _names(text)
+        entities = [{"name": n, "type": "PERSON" if " " in n else "ORGANIZATION", "description": f"{n} appears in the text."} for n in names]
+        relationships = [
+            {"source": a, "target": b, "description": f"{a} is mentioned with {b}.", "strength": 5}
+            for a, b in zip(names, names[1:])
+        ]
+        return {"entities": entities, "relationships": relationships}
+    if task == "summarize_descriptions":
+        descriptions = [line[2:] for line in _section(prompt, "Descriptions").splitlines() if line.startswith("- ")]
+        return {"summary": " ".join(sorted(set(descriptions)))[:400]}
+    if task == "community_report":
+        names = _names(_section(prompt, "Entities"), 3) or ["Community"]
+        return {
+            "title": " and ".join(names),
+            "summary": f"A community around {', '.join(names)}.",
+            "rating": 5.0,
+            "rating_explanation": "Scripted rating.",
+            "findings": [{"summary": f"About {n}", "explanation": f"{n} is part of this community. [Data: Entities (1)]"} for n in (names * 5)[:5]],
+        }
+    if task == "global_map":
+        return {"points": [{"description": "Scripted point. [Data: Reports (0)]", "score": 50}]}
+    if task == "rate_community":
+        return {"rating": 3}
+    if task == "drift_primer" or task == "drift_local":
+        return {"answer": "Scripted intermediate answer.", "follow_up_queries": ["What else?"], "score": 50}
+    return {"answer": "Scripted answer."}
+
+
+@dataclass
+class Fault:
+    status: int = 500
+    retry_after: float | None = None
+    body: str | None = None  # a 200 response with this raw content instead of valid JSON
+
+
+@dataclass
+class FakeOpenAI:
+    latency_seconds: float = 0.0
+    seconds_per_completion_token: float = 0.0
+    embedding_dimensions: int = 16
+    requests: list[dict] = field(default_factory=list)
+    faults: deque = field(default_factory=deque)
+    _server: ThreadingHTTPServer | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def completions(self, task: str | None = None) -> list[dict]:
+        return [r for r in self.requests if r["path"].endswith("/chat/completions") and (task is None or r["task"] == task)]
+
+    def embedding_requests(self) -> list[dict]:
+        return [r for r in self.requests if r["path"].endswith("/embeddings")]
+
+    def __enter__(self) -> "FakeOpenAI":
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def _send(self, status: int, payload: str, headers: dict | None = None):
+                body = payload.encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length", 0))
+                request = json.loads(self.rfile.read(length) or b"{}")
+                fake._handle(self, request)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _handle(self, handler, request: dict) -> None:
+        path = handler.path
+        messages = request.get("messages", [])
+        prompt = "\n".join(str(m.get("content", "")) for m in messages)
+        task_match = re.search(r"\[task: ([a-z_]+)\]", prompt)
+        record = {"path": path, "task": task_match.group(1) if task_match else None, "body": request, "headers": dict(handler.headers)}
+        with self._lock:
+            self.requests.append(record)
+            fault = self.faults.popleft() if self.faults else None
+        if fault is not None and fault.body is None:
+            headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
+            handler._send(fault.status, json.dumps({"error": {"message": "injected fault", "type": "server_error"}}), headers)
+            return
+        if path.endswith("/embeddings"):
+            inputs = request["input"] if isinstance(request["input"], list) else [request["input"]]
+            data = [{"object": "embedding", "index": i, "embedding": self._vector(text)} for i, text in enumerate(inputs)]
+            time.sleep(self.latency_seconds)
+            handler._send(200, json.dumps({"object": "list", "data": data, "model": request.get("model"), "usage": {"prompt_tokens": 8 * len(inputs), "total_tokens": 8 * len(inputs)}}))
+            return
+        answer = json.dumps(scripted_answer(record["task"] or "", prompt), ensure_ascii=False)
+        if fault is not None:
+            answer = fault.body
+        completion_tokens = max(1, len(answer) // 4)
+        time.sleep(self.latency_seconds + self.seconds_per_completion_token * completion_tokens)
+        message: dict = {"role": "assistant", "content": answer}
+        if request.get("tools"):
+            name = request["tools"][0]["function"]["name"]
+            message = {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": answer}}]}
+        prompt_tokens = max(1, len(prompt) // 4)
+        handler._send(
+            200,
+            json.dumps(
+                {
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": request.get("model", "fake"),
+                    "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if request.get("tools") else "stop"}],
+                    "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+                }
+            ),
+        )
+
+    def _vector(self, text: str) -> list[float]:
+        digest = hashlib.sha256(text.encode()).digest()
+        values = [(b - 128) / 128 for b in digest[: self.embedding_dimensions]]
+        norm = sum(v * v for v in values) ** 0.5 or 1.0
+        return [v / norm for v in values]

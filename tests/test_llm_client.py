@@ -1,0 +1,123 @@
+"""The LLM client against the OpenAI-compatible test server (real sockets, real openai and
+instructor clients)."""
+
+import asyncio
+import time
+
+import duckdb
+import pytest
+from pydantic import BaseModel
+
+from graphrag_assets.llm.client import BudgetExhausted, LLMCache, LLMClient, LLMError
+from graphrag_assets.llm.models import GraphExtraction
+from graphrag_assets.llm.settings import LLMSettings
+
+from .fake_openai import FakeOpenAI, Fault
+
+KEY = "sk-test-DO-NOT-LEAK-31337"
+EXTRACT = [{"role": "user", "content": "[task: extract_graph]\n-----Text-----\nMara Ellison met Victor Ashdown at Gullwing Pier."}]
+
+
+class Answer(BaseModel):
+    answer: str
+
+
+def _client(fake, **overrides):
+    settings = LLMSettings(base_url=fake.base_url, api_key=KEY, model="fake-chat", embedding_model="fake-embed", **overrides)
+    return LLMClient(settings, LLMCache(duckdb.connect(":memory:")))
+
+
+@pytest.mark.parametrize("mode", ["tools", "json_schema", "json"])
+def test_structured_extraction_in_every_mode_and_cached(mode):
+    with FakeOpenAI() as fake:
+        client = _client(fake, mode=mode)
+        first = asyncio.run(client.structured("extraction", "v1", EXTRACT, GraphExtraction))
+        assert [e.name for e in first.entities] == ["Mara Ellison", "Victor Ashdown", "Gullwing Pier"]
+        assert first.relationships[0].strength == 5
+        body = fake.completions()[0]["body"]
+        assert ("tools" in body) == (mode == "tools")
+        again = asyncio.run(client.structured("extraction", "v1", EXTRACT, GraphExtraction))
+        assert again.model_dump() == first.model_dump() and len(fake.completions()) == 1
+        assert client.usage.stage("extraction").cache_hits == 1
+        # A new prompt version is a new question.
+        asyncio.run(client.structured("extraction", "v2", EXTRACT, GraphExtraction))
+        assert len(fake.completions()) == 2
+
+
+def test_retries_429_honouring_retry_after_then_500_then_repairs_malformed_json():
+    with FakeOpenAI() as fake:
+        fake.faults.extend([Fault(429, retry_after=0.5), Fault(503), Fault(body="{this is not json")])
+        client = _client(fake)
+        started = time.perf_counter()
+        result = asyncio.run(client.structured("extraction", "v1", EXTRACT, GraphExtraction))
+        assert time.perf_counter() - started >= 0.5  # waited as told
+        assert result.entities
+        stats = client.usage.stage("extraction")
+        assert stats.retries == 2 and stats.calls == 1 and stats.failures == 0
+        assert len(fake.completions()) == 4  # 429, 503, malformed, repaired
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404])
+def test_no_retry_on_client_errors_and_the_key_never_shows(status):
+    with FakeOpenAI() as fake:
+        fake.faults.append(Fault(status))
+        client = _client(fake)
+        with pytest.raises(LLMError) as error:
+            asyncio.run(client.structured("extraction", "v1", EXTRACT, GraphExtraction))
+        assert len(fake.completions()) == 1
+        assert f"HTTP {status}" in str(error.value)
+        assert KEY not in str(error.value) and KEY not in repr(client.settings)
+        assert fake.completions()[0]["headers"]["authorization"] == f"Bearer {KEY}"  # it was sent, only to the server
+
+
+def test_gives_up_after_max_retries():
+    with FakeOpenAI() as fake:
+        fake.faults.extend([Fault(500)] * 3)
+        client = _client(fake, max_retries=2)
+        with pytest.raises(LLMError, match="after 3 attempt"):
+            asyncio.run(client.structured("extraction", "v1", EXTRACT, GraphExtraction))
+
+
+def test_concurrency_limit_and_async_rate_limit():
+    with FakeOpenAI(latency_seconds=0.2) as fake:
+        client = _client(fake, concurrency=4)
+        messages = [[{"role": "user", "content": f"[task: other] question {i}"}] for i in range(12)]
+
+        async def run():
+            return await asyncio.gather(*(client.structured("query", "v1", m, Answer) for m in messages))
+
+        started = time.perf_counter()
+        asyncio.run(run())
+        elapsed = time.perf_counter() - started
+        assert 0.55 <= elapsed < 2.0  # 12 calls, 4 at a time, 0.2 s each: about 0.6 s
+    with FakeOpenAI() as fake:
+        client = _client(fake, requests_per_minute=120)  # 2 per second, bucket starts full
+
+        async def burst():
+            return await asyncio.gather(*(client.structured("query", "v1", [{"role": "user", "content": f"q{i}"}], Answer) for i in range(122)))
+
+        started = time.perf_counter()
+        asyncio.run(burst())
+        assert time.perf_counter() - started >= 0.9  # the last 2 waited for refill
+
+
+def test_token_budget_stops_cleanly():
+    with FakeOpenAI() as fake:
+        client = _client(fake, token_budget=10)
+        asyncio.run(client.structured("extraction", "v1", EXTRACT, GraphExtraction))
+        with pytest.raises(BudgetExhausted, match="GRAPHRAG_LLM_TOKEN_BUDGET"):
+            asyncio.run(client.structured("extraction", "v2", EXTRACT, GraphExtraction))
+
+
+def test_embeddings_are_batched_cached_and_long_texts_averaged():
+    with FakeOpenAI() as fake:
+        client = _client(fake)
+        texts = [f"text number {i}" for i in range(100)] + ["word " * 20_000]
+        vectors = asyncio.run(client.embed(texts))
+        assert vectors.shape == (101, 16)
+        requests = fake.embedding_requests()
+        assert len(requests) >= 2 and all(len(r["body"]["input"]) <= 64 for r in requests)
+        before = len(requests)
+        again = asyncio.run(client.embed(texts))
+        assert len(fake.embedding_requests()) == before
+        assert (again == vectors).all()
