@@ -48,12 +48,13 @@ class IndexReport:
 
 def llm_calls_of(result) -> int:
     """LLM calls a run made, from its materialization metadata. A ranged run repeats a
-    step's metadata on every partition, so each asset counts once."""
+    step's metadata on every partition and a multi-asset step on every asset, so each
+    step counts once."""
     calls = {}
     for event in result.get_asset_materialization_events():
         metadata = event.materialization.metadata
         if "llm_calls" in metadata:
-            calls[event.asset_key] = int(metadata["llm_calls"].value)
+            calls[event.step_key] = int(metadata["llm_calls"].value)
     return sum(calls.values())
 
 

@@ -76,6 +76,7 @@ class Fault:
     status: int = 500
     retry_after: float | None = None
     body: str | None = None  # a 200 response with this raw content instead of valid JSON
+    match: str | None = None  # only for a request whose prompt contains this text
 
 
 @dataclass
@@ -140,7 +141,9 @@ class FakeOpenAI:
         record = {"path": path, "task": task_match.group(1) if task_match else None, "body": request, "headers": dict(handler.headers)}
         with self._lock:
             self.requests.append(record)
-            fault = self.faults.popleft() if self.faults else None
+            fault = next((f for f in self.faults if f.match is None or f.match in prompt), None)
+            if fault is not None:
+                self.faults.remove(fault)
         if fault is not None and fault.body is None:
             headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
             handler._send(fault.status, json.dumps({"error": {"message": "injected fault", "type": "server_error"}}), headers)

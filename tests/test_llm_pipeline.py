@@ -1,0 +1,92 @@
+"""The whole asset graph through the LLM path, against the OpenAI-compatible test server."""
+
+from collections import Counter
+
+import duckdb
+import pytest
+
+from graphrag_assets.defs.build import build_definitions
+from graphrag_assets.indexing import run_index
+
+from .fake_openai import FakeOpenAI, Fault
+
+KEY = "sk-test-NEVER-WRITE-ME-9f8e7d"
+
+
+@pytest.fixture
+def fake_llm(monkeypatch):
+    with FakeOpenAI() as fake:
+        monkeypatch.setenv("GRAPHRAG_LLM_BASE_URL", fake.base_url)
+        monkeypatch.setenv("GRAPHRAG_LLM_API_KEY", KEY)
+        monkeypatch.setenv("GRAPHRAG_LLM_MODEL", "fake-chat")
+        monkeypatch.setenv("GRAPHRAG_EMBEDDING_MODEL", "fake-embed")
+        yield fake
+
+
+def _sql(settings, query):
+    with duckdb.connect(settings.database, read_only=True) as connection:
+        return connection.execute(query).fetchall()
+
+
+def test_llm_index_tables_calls_cache_and_no_key_anywhere(fake_llm, input_dir, index, instance, dagster_home, tmp_path):
+    settings, report = index(input_dir)
+    assert not report.failed_runs
+    units = _sql(settings, "SELECT count(*) FROM text_units")[0][0]
+    communities = _sql(settings, "SELECT count(*) FROM communities")[0][0]
+    tasks = Counter(r["task"] for r in fake_llm.completions())
+    # One extraction and one gleaning pass per text unit (the model found nothing missed),
+    # one report per community, one summary per entity/relationship with several descriptions.
+    assert tasks["extract_graph"] == units and tasks["glean"] == units
+    assert tasks["community_report"] == communities
+    multi = _sql(settings, "SELECT count(*) FROM extracted_entities GROUP BY name_key HAVING count(DISTINCT description) > 1")
+    assert tasks["summarize_descriptions"] >= len(multi)
+    assert report.llm_calls == sum(tasks.values()) + len(fake_llm.embedding_requests())
+
+    assert _sql(settings, "SELECT DISTINCT generated_by FROM community_reports") == [("fake-chat",)]
+    assert _sql(settings, "SELECT DISTINCT model, len(vector) FROM embeddings") == [("fake-embed", 16)]
+    mara = _sql(settings, "SELECT type, frequency FROM entities WHERE title = 'Mara Ellison'")
+    assert mara and mara[0][0] == "PERSON" and mara[0][1] >= 2
+    weights = _sql(settings, "SELECT min(weight) FROM relationships")[0][0]
+    assert weights >= 5  # strengths add up across text units
+
+    # Re-materializing everything with unchanged inputs makes zero calls (all cached).
+    before = len(fake_llm.requests)
+    with duckdb.connect(settings.database) as connection:
+        connection.execute("DELETE FROM sources")
+        connection.execute("DELETE FROM corpus_builds")
+    _, again = index(input_dir)
+    assert again.source_runs and again.graph_runs
+    assert len(fake_llm.requests) == before
+    assert again.llm_calls == 0
+
+    # The key is nowhere on disk: index, snapshot, vectors, Dagster's run and event storage.
+    secret = KEY.encode()
+    for folder in [tmp_path]:
+        for path in folder.rglob("*"):
+            if path.is_file():
+                assert secret not in path.read_bytes(), path
+
+
+def test_failed_calls_are_recorded_checked_and_retried_alone(fake_llm, input_dir, index, instance, monkeypatch):
+    monkeypatch.setenv("GRAPHRAG_LLM_MAX_RETRIES", "1")
+    # Both attempts at one text unit's extraction fail; everything else goes through.
+    unit = "Calder Shipping: A Company Profile"
+    fake_llm.faults.extend([Fault(500, match=unit), Fault(500, match=unit)])
+    settings, report = index(input_dir)
+    failures = _sql(settings, "SELECT scope, stage, error FROM llm_failures")
+    assert len(failures) == 1 and failures[0][1] == "extraction" and "HTTP 500" in failures[0][2]
+    failed_source = failures[0][0]
+    # The source with the failed text unit is not marked indexed, and the check says so.
+    assert _sql(settings, f"SELECT count(*) FROM sources WHERE source_partition = '{failed_source}'")[0][0] == 0
+    from dagster import AssetCheckKey, AssetKey
+    from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
+
+    key = AssetCheckKey(AssetKey("extractions"), "extraction_calls_succeeded")
+    assert instance.event_log_storage.get_latest_asset_check_execution_by_key([key])[key].status == AssetCheckExecutionRecordStatus.FAILED
+
+    before = Counter(r["task"] for r in fake_llm.completions())
+    _, retry = index(input_dir)
+    after = Counter(r["task"] for r in fake_llm.completions())
+    assert [s.partition_key for s in retry.plan.changed] == [failed_source]
+    assert after["extract_graph"] - before["extract_graph"] == 1  # only the failed unit
+    assert _sql(settings, "SELECT count(*) FROM llm_failures") == [(0,)]
