@@ -19,6 +19,7 @@ from .core.embedding import Embedder, make_embedder
 from .core.graph import GraphSettings
 from .core.ids import content_hash
 from .core.inputs import TableColumns
+from .core.resolution import ResolutionSettings
 from .storage.duckdb_store import IndexStore
 from .storage.vector_store import VectorStore
 
@@ -41,6 +42,7 @@ class IndexSettings(ConfigurableResource):
     leiden_seed: int = 0xDEADBEEF  # GRAPHRAG_LEIDEN_SEED
     embedder: str = "hashed"  # GRAPHRAG_EMBEDDER: hashed | minilm
     embedding_dimensions: int = 256  # GRAPHRAG_EMBEDDING_DIMENSIONS (hashed only)
+    entity_resolution: bool = True  # GRAPHRAG_ENTITY_RESOLUTION: merge near-identical names
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides) -> "IndexSettings":
@@ -58,7 +60,12 @@ class IndexSettings(ConfigurableResource):
                 continue
             kind = field.annotation
             try:
-                values[name] = int(raw, 0) if kind is int else float(raw) if kind is float else raw
+                if kind is bool:
+                    if raw.lower() not in ("1", "true", "yes", "0", "false", "no"):
+                        raise ValueError(raw)
+                    values[name] = raw.lower() in ("1", "true", "yes")
+                else:
+                    values[name] = int(raw, 0) if kind is int else float(raw) if kind is float else raw
             except ValueError:
                 raise ValueError(f"{variable}={raw!r} is not a valid {kind.__name__}") from None
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -84,6 +91,9 @@ class IndexSettings(ConfigurableResource):
 
     def communities(self) -> CommunitySettings:
         return CommunitySettings(self.max_cluster_size, self.leiden_seed)
+
+    def resolution(self) -> ResolutionSettings:
+        return ResolutionSettings(enabled=self.entity_resolution)
 
     def make_embedder(self) -> Embedder:
         return make_embedder(self.embedder, self.embedding_dimensions)
@@ -113,5 +123,14 @@ class IndexSettings(ConfigurableResource):
     def graph_fingerprint(self) -> str:
         """Settings the graph-wide stages depend on."""
         return self._fingerprint(
-            ["min_name_mentions", "min_concept_frequency", "min_edge_weight_pct", "max_cluster_size", "leiden_seed", "embedder", "embedding_dimensions"]
+            [
+                "min_name_mentions",
+                "min_concept_frequency",
+                "min_edge_weight_pct",
+                "max_cluster_size",
+                "leiden_seed",
+                "embedder",
+                "embedding_dimensions",
+                "entity_resolution",
+            ]
         )

@@ -21,9 +21,35 @@ def _reader(database: str | None, vectors: str | None, corpus: str, reader: Inde
     return reader or IndexReader(database, vectors, corpus)
 
 
+def _llm(use_llm: bool | None):
+    """None: the LLM when GRAPHRAG_LLM_MODEL is configured, else offline; False: offline;
+    True: the LLM, or an error naming the missing setting."""
+    if use_llm is False:
+        return None
+    from graphrag_assets.llm.settings import LLMSettings
+
+    settings = LLMSettings.from_env()
+    if not settings.enabled:
+        llm = None
+    else:
+        from .llm import QueryLLM  # imports the HTTP clients only when they will be used
+
+        llm = QueryLLM(settings)
+    if llm is None and use_llm:
+        raise ValueError("use_llm=True but no LLM is configured: set GRAPHRAG_LLM_MODEL and GRAPHRAG_LLM_BASE_URL or GRAPHRAG_LLM_API_KEY")
+    return llm
+
+
+def _with_usage(result: SearchResult, llm) -> SearchResult:
+    if llm is not None:
+        result.usage.llm_calls, result.usage.prompt_tokens, result.usage.completion_tokens = llm.usage_numbers()
+    return result
+
+
 def global_search(
     question: str,
     *,
+    use_llm: bool | None = None,
     database: str | None = None,
     vectors: str | None = None,
     corpus: str = "default",
@@ -34,12 +60,14 @@ def global_search(
     reader: IndexReader | None = None,
 ) -> SearchResult:
     settings = GlobalSettings(community_level=community_level, dynamic=dynamic, map_budget=map_budget, reduce_budget=reduce_budget)
-    return run_global(question, _reader(database, vectors, corpus, reader), settings)
+    llm = _llm(use_llm)
+    return _with_usage(run_global(question, _reader(database, vectors, corpus, reader), settings, llm=llm), llm)
 
 
 def local_search(
     question: str,
     *,
+    use_llm: bool | None = None,
     database: str | None = None,
     vectors: str | None = None,
     corpus: str = "default",
@@ -52,12 +80,14 @@ def local_search(
     reader: IndexReader | None = None,
 ) -> SearchResult:
     settings = LocalSettings(top_k_entities=top_k_entities, budget=budget, text_unit_share=text_unit_share, community_share=community_share)
-    return run_local(question, _reader(database, vectors, corpus, reader), settings, history, exclude_entities)
+    llm = _llm(use_llm)
+    return _with_usage(run_local(question, _reader(database, vectors, corpus, reader), settings, history, exclude_entities, llm=llm), llm)
 
 
 def drift_search(
     question: str,
     *,
+    use_llm: bool | None = None,
     database: str | None = None,
     vectors: str | None = None,
     corpus: str = "default",
@@ -67,12 +97,14 @@ def drift_search(
     reader: IndexReader | None = None,
 ) -> SearchResult:
     settings = DriftSettings(primer_reports=primer_reports, depth=depth, followups_per_round=followups_per_round)
-    return run_drift(question, _reader(database, vectors, corpus, reader), settings)
+    llm = _llm(use_llm)
+    return _with_usage(run_drift(question, _reader(database, vectors, corpus, reader), settings, llm=llm), llm)
 
 
 def basic_search(
     question: str,
     *,
+    use_llm: bool | None = None,
     database: str | None = None,
     vectors: str | None = None,
     corpus: str = "default",
@@ -80,7 +112,8 @@ def basic_search(
     budget: int = 12_000,
     reader: IndexReader | None = None,
 ) -> SearchResult:
-    return run_basic(question, _reader(database, vectors, corpus, reader), BasicSettings(k=k, budget=budget))
+    llm = _llm(use_llm)
+    return _with_usage(run_basic(question, _reader(database, vectors, corpus, reader), BasicSettings(k=k, budget=budget), llm=llm), llm)
 
 
 def search(
@@ -91,6 +124,7 @@ def search(
     vectors: str | None = None,
     corpus: str = "default",
     history: list[Turn] | None = None,
+    use_llm: bool | None = None,
     reader: IndexReader | None = None,
 ) -> SearchResult:
     """Answer with the given method, or route automatically (``method="auto"``): the
@@ -102,13 +136,13 @@ def search(
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)} or 'auto', got {method!r}")
     if method == "global":
-        result = global_search(question, reader=reader, dynamic=reason is not None)
+        result = global_search(question, reader=reader, dynamic=reason is not None, use_llm=use_llm)
     elif method == "local":
-        result = local_search(question, reader=reader, history=history)
+        result = local_search(question, reader=reader, history=history, use_llm=use_llm)
     elif method == "drift":
-        result = drift_search(question, reader=reader)
+        result = drift_search(question, reader=reader, use_llm=use_llm)
     else:
-        result = basic_search(question, reader=reader)
+        result = basic_search(question, reader=reader, use_llm=use_llm)
     result.route_reason = reason
     return result
 

@@ -19,18 +19,24 @@ class BasicSettings:
     budget: int = 12_000
 
 
-def build_basic_context(question: str, reader: IndexReader, settings: BasicSettings) -> tuple[pl.DataFrame, int]:
-    """(text units in context, tokens): nearest by vector, packed in similarity order."""
+def build_basic_context(question: str, reader: IndexReader, settings: BasicSettings) -> tuple[pl.DataFrame, str, int]:
+    """(text units in context, context text, tokens): nearest by vector, packed in
+    similarity order."""
     hits = reader.nearest("text_unit_text", reader.embed(question), settings.k)
     units = hits.join(reader.table("text_units"), on="id").sort("similarity", descending=True)
-    kept, _, tokens = pack(units, lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "), settings.budget, "id|text")
-    return kept, tokens
+    return pack(units, lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "), settings.budget, "id|text")
 
 
-def run_basic(question: str, reader: IndexReader, settings: BasicSettings = BasicSettings()) -> SearchResult:
+def run_basic(question: str, reader: IndexReader, settings: BasicSettings = BasicSettings(), llm=None) -> SearchResult:
     started = time.perf_counter()
-    kept, tokens = build_basic_context(question, reader, settings)
-    answer = compose(question, [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in kept.iter_rows(named=True)])
+    kept, text, tokens = build_basic_context(question, reader, settings)
+    if llm is not None:
+        from .local_mode import answer_with_llm
+
+        answer, generated_by = answer_with_llm(llm, question, f"-----Sources-----\n{text}"), llm.model
+    else:
+        evidence = [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in kept.iter_rows(named=True)]
+        answer, generated_by = compose(question, evidence), "extractive"
     return SearchResult(
         question=question,
         method="basic",
@@ -38,4 +44,5 @@ def run_basic(question: str, reader: IndexReader, settings: BasicSettings = Basi
         context={"sources": kept.select("id", "human_readable_id", "document_id", "similarity", "text")},
         citations=citations_for(kept["id"].to_list(), reader.table("text_units"), reader.table("documents")),
         usage=Usage(context_tokens=tokens, seconds=time.perf_counter() - started),
+        generated_by=generated_by,
     )

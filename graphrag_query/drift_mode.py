@@ -16,7 +16,7 @@ import polars as pl
 
 from .context import citations_for
 from .extractive import Evidence, compose
-from .local_mode import LocalSettings, run_local
+from .local_mode import LocalSettings, build_local_context, run_local
 from .reader import IndexReader
 from .relevance import RelevanceScorer
 from .result import SearchResult, Usage
@@ -50,7 +50,7 @@ def _followups(question: str, entity_ids: list[str], entities: pl.DataFrame, sco
     return found
 
 
-def run_drift(question: str, reader: IndexReader, settings: DriftSettings = DriftSettings()) -> SearchResult:
+def run_drift(question: str, reader: IndexReader, settings: DriftSettings = DriftSettings(), llm=None) -> SearchResult:
     started = time.perf_counter()
     reports = reader.table("community_reports")
     entities = reader.table("entities")
@@ -63,11 +63,19 @@ def run_drift(question: str, reader: IndexReader, settings: DriftSettings = Drif
     hits = reader.nearest("community_full_content", reader.embed(expanded), settings.primer_reports)
     primer = hits.join(reports.select(pl.col("id"), "community", "title", "summary", "findings", "full_content"), on="id")
     primer_evidence = [Evidence(r["full_content"], f"Reports ({r['community']})") for r in primer.iter_rows(named=True)]
-    intermediate = compose(question, primer_evidence, limit=4)
-    primer_entities = communities.filter(pl.col("community").is_in(primer["community"].implode()))["entity_ids"].explode().drop_nulls().to_list()
     asked: set[str] = set()
+    if llm is not None:
+        from .llm import DriftStep
+
+        context = "-----Reports-----\n" + "\n".join(f"{r['community']}|{r['title']}|{r['full_content']}".replace("\n", " ") for r in primer.iter_rows(named=True))
+        step = llm.ask("drift_step", DriftStep, question=question, original=question, followups=settings.followups_per_round * 2, context=context)
+        intermediate = step.answer
+        queue = [{"question": q, "score": step.score, "parent": 0} for q in step.follow_up_queries[: settings.followups_per_round * 2]]
+    else:
+        intermediate = compose(question, primer_evidence, limit=4)
+        primer_entities = communities.filter(pl.col("community").is_in(primer["community"].implode()))["entity_ids"].explode().drop_nulls().to_list()
+        queue = [f | {"parent": 0} for f in _followups(question, primer_entities, entities, scorer, asked, settings.followups_per_round * 2)]
     nodes = [{"id": 0, "parent": None, "depth": 0, "question": question, "score": 100, "answer": intermediate}]
-    queue = [followup | {"parent": 0} for followup in _followups(question, primer_entities, entities, scorer, asked, settings.followups_per_round * 2)]
 
     sources: list[pl.DataFrame] = []
     evidence = list(primer_evidence)
@@ -77,6 +85,24 @@ def run_drift(question: str, reader: IndexReader, settings: DriftSettings = Drif
         current, queue = queue[: settings.followups_per_round], queue[settings.followups_per_round :]
         if not current:
             break
+        if llm is not None:
+            from .llm import DriftStep
+
+            built = [build_local_context(f["question"], reader, settings.local) for f in current]
+            steps = llm.ask_many(
+                "drift_step",
+                DriftStep,
+                [{"question": f["question"], "original": question, "followups": settings.followups_per_answer, "context": b["text"]} for f, b in zip(current, built)],
+            )
+            for followup, local, step in zip(current, built, steps):
+                local_tokens += local["tokens"]
+                node_id = len(nodes)
+                nodes.append({"id": node_id, "parent": followup["parent"], "depth": depth, "question": followup["question"], "score": followup["score"], "answer": step.answer})
+                sources.append(local["sources"].select("id", "human_readable_id", "document_id", "text"))
+                known = {n["question"] for n in nodes} | {f["question"] for f in queue}
+                fresh = [q for q in dict.fromkeys(step.follow_up_queries) if q not in known]  # never ask twice
+                queue.extend({"question": q, "score": step.score, "parent": node_id} for q in fresh[: settings.followups_per_answer])
+            continue
         for followup in current:
             result = run_local(followup["question"], reader, settings.local)
             local_tokens += result.usage.context_tokens
@@ -87,7 +113,14 @@ def run_drift(question: str, reader: IndexReader, settings: DriftSettings = Drif
             new = _followups(question, result.context["entities"]["id"].to_list(), entities, scorer, asked, settings.followups_per_answer)
             queue.extend(f | {"parent": node_id} for f in new)
 
-    answer = compose(question, evidence, limit=8)
+    if llm is not None:
+        from .llm import TextAnswer
+
+        answers = "\n\n".join(f"Q: {n['question']}\nA: {n['answer']}" for n in nodes)
+        answer = llm.ask("drift_reduce", TextAnswer, question=question, context=answers, response_type="multiple paragraphs").answer
+        generated_by = llm.model
+    else:
+        answer, generated_by = compose(question, evidence, limit=8), "extractive"
     tree = pl.DataFrame(nodes, schema={"id": pl.Int64, "parent": pl.Int64, "depth": pl.Int64, "question": pl.String, "score": pl.Int64, "answer": pl.String})
     used = pl.concat(sources).unique("id", maintain_order=True) if sources else pl.DataFrame(schema={"id": pl.String, "human_readable_id": pl.Int64, "document_id": pl.String, "text": pl.String})
     return SearchResult(
@@ -97,5 +130,6 @@ def run_drift(question: str, reader: IndexReader, settings: DriftSettings = Drif
         context={"tree": tree, "reports": primer.select("community", "title", "summary", "similarity"), "sources": used},
         citations=citations_for(used["id"].to_list(), reader.table("text_units"), reader.table("documents")),
         usage=Usage(context_tokens=local_tokens, seconds=time.perf_counter() - started),
+        generated_by=generated_by,
         details={"open_followups": len(queue), "depth_reached": int(tree["depth"].max() or 0)},
     )

@@ -39,6 +39,8 @@ class GlobalSettings:
     keep_parent: bool = False
     shuffle_seed: int = 86
     max_answer_points: int = 8
+    response_type: str = "multiple paragraphs"
+    allow_general_knowledge: bool = False
 
 
 def reports_at_level(reports: pl.DataFrame, level: int) -> pl.DataFrame:
@@ -55,16 +57,21 @@ def rating(scorer: RelevanceScorer, report: dict) -> int:
     return min(5, math.ceil(scorer.score(report["full_content"]) / 20))
 
 
-def select_dynamically(reports: pl.DataFrame, scorer: RelevanceScorer, settings: GlobalSettings) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(selected reports, every rating made) walking the hierarchy from the root level."""
+def select_dynamically(
+    reports: pl.DataFrame, scorer: RelevanceScorer, settings: GlobalSettings, rate_level=None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(selected reports, every rating made) walking the hierarchy from the root level.
+    ``rate_level`` rates a list of reports at once (the LLM); offline, the relevance
+    function rates them."""
+    rate_level = rate_level or (lambda rows: [rating(scorer, row) for row in rows])
     by_community = {row["community"]: row for row in reports.iter_rows(named=True)}
     queue = [row["community"] for row in reports.iter_rows(named=True) if row["level"] == 0]
     selected, ratings = [], []
     while queue:
         following = []
-        for community in queue:
+        values = rate_level([by_community[c] for c in queue])
+        for community, value in zip(queue, values):
             report = by_community[community]
-            value = rating(scorer, report)
             ratings.append({"community": community, "level": report["level"], "rating": value})
             if value < settings.dynamic_threshold:
                 continue
@@ -129,21 +136,38 @@ def offline_map(scorer: RelevanceScorer, batch: pl.DataFrame, batch_number: int)
     return points
 
 
-def run_global(question: str, reader: IndexReader, settings: GlobalSettings = GlobalSettings()) -> SearchResult:
+def run_global(question: str, reader: IndexReader, settings: GlobalSettings = GlobalSettings(), llm=None) -> SearchResult:
+    """``llm``: a ``graphrag_query.llm.QueryLLM`` for model-written map points, ratings and
+    answer; None for the offline, extractive path."""
     started = time.perf_counter()
     all_reports = reader.table("community_reports")
     scorer = RelevanceScorer(question, all_reports["full_content"].to_list())
     level_reports = reports_at_level(all_reports, settings.community_level)
     details: dict = {"reports_at_level": level_reports.height}
     if settings.dynamic:
-        reports, ratings = select_dynamically(all_reports, scorer, settings)
+        rate_level = None
+        if llm is not None:
+            from .llm import Rating
+
+            def rate_level(rows):
+                answers = llm.ask_many("rate_community", Rating, [{"question": question, "report": r["full_content"]} for r in rows])
+                return [a.rating for a in answers]
+
+        reports, ratings = select_dynamically(all_reports, scorer, settings, rate_level)
         details |= {"reports_rated": ratings.height, "reports_selected": reports.height}
     else:
         reports, ratings = level_reports, None
     batches = map_batches(reports, settings)
     points: list[dict] = []
-    for number, (batch, _, _) in enumerate(batches, start=1):
-        points.extend(offline_map(scorer, batch, number))
+    if llm is not None:
+        from .llm import MapResult
+
+        answers = llm.ask_many("global_map", MapResult, [{"question": question, "context": text} for _, text, _ in batches])
+        for number, answer in enumerate(answers, start=1):
+            points += [{"batch": number, "community": None, "score": p.score, "description": p.description} for p in answer.points if p.score > 0]
+    else:
+        for number, (batch, _, _) in enumerate(batches, start=1):
+            points.extend(offline_map(scorer, batch, number))
     points_frame = pl.DataFrame(points, schema={"batch": pl.Int64, "community": pl.Int64, "score": pl.Int64, "description": pl.String})
     points_frame = points_frame.sort(["score", "batch", "community"], descending=[True, False, False]).unique(
         "description", keep="first", maintain_order=True
@@ -155,15 +179,24 @@ def run_global(question: str, reader: IndexReader, settings: GlobalSettings = Gl
     # Distinct reports any step read: with dynamic selection the rated ones (the mapped
     # ones are among them), otherwise those mapped.
     details |= {"map_batches": len(batches), "reports_read": ratings.height if ratings is not None else reports.height}
+    generated_by = "extractive"
     if kept.is_empty():
         answer = NO_DATA_ANSWER
+    elif llm is not None:
+        from .llm import TextAnswer
+
+        answer = llm.ask(
+            "global_reduce", TextAnswer, question=question, context=reduce_text, response_type=settings.response_type,
+            general_knowledge="Do not add knowledge from outside the points." if not settings.allow_general_knowledge else "You may add general knowledge, marked as such.",
+        ).answer
+        generated_by = llm.model
     else:
         lines = [EXTRACTIVE_LABEL]
         for point in kept.head(settings.max_answer_points).iter_rows(named=True):
             lines.append(f"- {point['description']} [Data: Reports ({point['community']})]")
         answer = "\n".join(lines)
     context_reports = reports.select("community", "level", "title", "rank", "summary").with_columns(
-        pl.col("community").is_in(kept["community"].implode()).alias("cited")
+        pl.col("community").is_in(kept["community"].drop_nulls().implode()).alias("cited")
     )
     context = {"reports": context_reports, "points": kept}
     if ratings is not None:
@@ -174,5 +207,6 @@ def run_global(question: str, reader: IndexReader, settings: GlobalSettings = Gl
         answer=answer,
         context=context,
         usage=Usage(context_tokens=sum(t for _, _, t in batches) + reduce_tokens, seconds=time.perf_counter() - started),
+        generated_by=generated_by,
         details=details | {"map_batch_tokens": [t for _, _, t in batches], "reduce_tokens": reduce_tokens, "reduce_context": reduce_text},
     )

@@ -39,6 +39,12 @@ class LocalSettings:
             raise ValueError("text_unit_share + community_share must not exceed 1")
 
 
+def answer_with_llm(llm, question: str, context: str, response_type: str = "multiple paragraphs") -> str:
+    from .llm import TextAnswer
+
+    return llm.ask("answer_from_context", TextAnswer, question=question, context=context, history="", response_type=response_type).answer
+
+
 def history_text(history: list[Turn] | None, max_turns: int) -> str:
     if not history:
         return ""
@@ -160,14 +166,24 @@ def build_local_context(question: str, reader: IndexReader, settings: LocalSetti
     }
 
 
-def run_local(question: str, reader: IndexReader, settings: LocalSettings = LocalSettings(), history: list[Turn] | None = None, exclude: list[str] | None = None) -> SearchResult:
+def run_local(
+    question: str,
+    reader: IndexReader,
+    settings: LocalSettings = LocalSettings(),
+    history: list[Turn] | None = None,
+    exclude: list[str] | None = None,
+    llm=None,
+) -> SearchResult:
     started = time.perf_counter()
     built = build_local_context(question, reader, settings, history, exclude)
-    evidence = [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in built["sources"].iter_rows(named=True)]
-    evidence += [Evidence(r["description"], f"Relationships ({r['human_readable_id']})") for r in built["relationships"].iter_rows(named=True)]
-    seeds = built["seeds"]["title"].head(3).to_list()
-    lead = f"Entities most related to the question: {', '.join(seeds)}." if seeds else ""
-    answer = compose(question, evidence, lead=lead)
+    if llm is not None:
+        answer, generated_by = answer_with_llm(llm, question, built["text"]), llm.model
+    else:
+        evidence = [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in built["sources"].iter_rows(named=True)]
+        evidence += [Evidence(r["description"], f"Relationships ({r['human_readable_id']})") for r in built["relationships"].iter_rows(named=True)]
+        seeds = built["seeds"]["title"].head(3).to_list()
+        lead = f"Entities most related to the question: {', '.join(seeds)}." if seeds else ""
+        answer, generated_by = compose(question, evidence, lead=lead), "extractive"
     sources = built["sources"]
     context = {
         "entities": built["entities"].select("id", "human_readable_id", "title", "type", "description", "degree", "similarity"),
@@ -183,5 +199,6 @@ def run_local(question: str, reader: IndexReader, settings: LocalSettings = Loca
         context=context,
         citations=citations_for(sources["id"].to_list(), reader.table("text_units"), reader.table("documents")),
         usage=Usage(context_tokens=built["tokens"], seconds=time.perf_counter() - started),
+        generated_by=generated_by,
         details={"context_text": built["text"], "budget": settings.budget},
     )

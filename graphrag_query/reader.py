@@ -81,10 +81,16 @@ class IndexReader:
         if model.startswith("hashed-ngram-crc32-"):
             return HashedNgramEmbedder(int(model.rsplit("-", 1)[1]))
         from graphrag_assets.core.embedding import MiniLMEmbedder
+        from graphrag_assets.llm.settings import LLMSettings
 
         if model == MiniLMEmbedder.name:
             return MiniLMEmbedder()
-        raise IndexNotFound(f"index embedded with {model!r}, which this version cannot embed questions for")
+        endpoint = LLMSettings.from_env()
+        if endpoint.embeddings_enabled and endpoint.embedding_model == model:
+            from .llm import EndpointEmbedder
+
+            return EndpointEmbedder(endpoint)
+        raise IndexNotFound(f"index embedded with {model!r}: set GRAPHRAG_EMBEDDING_MODEL={model} (and its endpoint) to query it")
 
     def embed(self, text: str) -> np.ndarray:
         return self.embedder.embed([text])[0]

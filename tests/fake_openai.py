@@ -66,8 +66,10 @@ def scripted_answer(task: str, prompt: str) -> dict:
         return {"points": [{"description": "Scripted point. [Data: Reports (0)]", "score": 50}]}
     if task == "rate_community":
         return {"rating": 3}
-    if task == "drift_primer" or task == "drift_local":
-        return {"answer": "Scripted intermediate answer.", "follow_up_queries": ["What else?"], "score": 50}
+    if task == "drift_local":
+        asked = re.search(r"^Question: (.*)$", prompt, re.M)
+        question = asked.group(1) if asked else "the question"
+        return {"answer": f"Scripted answer to: {question}", "follow_up_queries": [f"More on ({question})?"], "score": 50}
     return {"answer": "Scripted answer."}
 
 

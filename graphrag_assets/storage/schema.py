@@ -18,6 +18,7 @@ from ..core.extraction.records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATI
 from ..core.graph import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS
 from ..core.inputs import DOCUMENT_COLUMNS
 from ..core.reports import REPORT_COLUMNS
+from ..core.resolution import MERGE_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ TABLES = {
         Table("source_errors", SOURCE_ERROR_COLUMNS, "source_partition", ("source_partition",), "Source files that could not be read, and why."),
         Table("entities", ENTITY_COLUMNS, "corpus", ("id",), "Merged entities of a corpus."),
         Table("relationships", RELATIONSHIP_COLUMNS, "corpus", ("id",), "Merged relationships of a corpus."),
+        Table("entity_merges", MERGE_COLUMNS, "corpus", ("corpus", "name_key"), "Names merged by entity resolution, into which entity, and why."),
         Table("communities", COMMUNITY_COLUMNS, "corpus", ("id",), "Hierarchical Leiden communities, all levels."),
         Table("community_reports", REPORT_COLUMNS, "corpus", ("id",), "One report per community."),
         Table("embeddings", EMBEDDING_COLUMNS, "corpus", ("kind", "id"), "Vectors of text units, entity descriptions and reports."),

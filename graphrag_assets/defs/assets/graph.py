@@ -31,6 +31,7 @@ from ...core.graph import build_graph, finalize, link_text_units, merge_extracte
 from ...core.ids import content_hash
 from ...core.reports import extractive_reports
 from ...core.reports_llm import llm_reports
+from ...core.resolution import apply_resolution, resolve
 from ...core.summaries import summarize_descriptions
 from ...fingerprints import graph_settings_hash
 from ...llm.prompts import prompts_version
@@ -96,6 +97,8 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
     units = store.read_table("text_units", "corpus", [corpus])
     extracted_entities = store.read_table("extracted_entities", "corpus", [corpus])
     extracted_relationships = store.read_table("extracted_relationships", "corpus", [corpus])
+    mapping, merges = resolve(extracted_entities, corpus, settings.resolution())
+    extracted_entities, extracted_relationships = apply_resolution(extracted_entities, extracted_relationships, mapping)
     llm_settings = llm.get_settings()
     failures: list[dict] = []
     usage: dict = {"llm_calls": 0}
@@ -116,6 +119,7 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
     with store.transaction() as tx:
         tx.replace("entities", entities, [corpus])
         tx.replace("relationships", relationships, [corpus])
+        tx.replace("entity_merges", merges, [corpus])
         tx.replace("llm_failures", failure_rows, [f"{corpus}#summary"])
         tx.register("links", links)
         tx.execute("UPDATE text_units SET entity_ids = [], relationship_ids = [] WHERE corpus = ?", [corpus])
@@ -134,6 +138,7 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
         "edges": relationships.height,
         "entity_types": {t: n for t, n in entities["type"].value_counts().iter_rows()},
         "mean_degree": round(float(entities["degree"].mean() or 0), 2),
+        "names_merged_by_resolution": merges.height,
         "seconds": seconds,
     } | usage
     yield MaterializeResult(
