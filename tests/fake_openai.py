@@ -140,7 +140,13 @@ class FakeOpenAI:
         messages = request.get("messages", [])
         prompt = "\n".join(str(m.get("content", "")) for m in messages)
         task_match = re.search(r"\[task: ([a-z_]+)\]", prompt)
-        record = {"path": path, "task": task_match.group(1) if task_match else None, "body": request, "headers": dict(handler.headers)}
+        record = {
+            "path": path,
+            "task": task_match.group(1) if task_match else None,
+            "body": request,
+            "headers": dict(handler.headers),
+            "started": time.monotonic(),
+        }
         with self._lock:
             self.requests.append(record)
             fault = next((f for f in self.faults if f.match is None or f.match in prompt), None)
@@ -154,18 +160,21 @@ class FakeOpenAI:
             inputs = request["input"] if isinstance(request["input"], list) else [request["input"]]
             data = [{"object": "embedding", "index": i, "embedding": self._vector(text)} for i, text in enumerate(inputs)]
             time.sleep(self.latency_seconds)
+            record |= {"latency": self.latency_seconds, "prompt_tokens": 8 * len(inputs), "completion_tokens": 0, "finished": time.monotonic()}
             handler._send(200, json.dumps({"object": "list", "data": data, "model": request.get("model"), "usage": {"prompt_tokens": 8 * len(inputs), "total_tokens": 8 * len(inputs)}}))
             return
         answer = json.dumps(scripted_answer(record["task"] or "", prompt), ensure_ascii=False)
         if fault is not None:
             answer = fault.body
         completion_tokens = max(1, len(answer) // 4)
-        time.sleep(self.latency_seconds + self.seconds_per_completion_token * completion_tokens)
+        latency = self.latency_seconds + self.seconds_per_completion_token * completion_tokens
+        time.sleep(latency)
         message: dict = {"role": "assistant", "content": answer}
         if request.get("tools"):
             name = request["tools"][0]["function"]["name"]
             message = {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": answer}}]}
         prompt_tokens = max(1, len(prompt) // 4)
+        record |= {"latency": latency, "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "finished": time.monotonic()}
         handler._send(
             200,
             json.dumps(

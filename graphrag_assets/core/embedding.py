@@ -47,7 +47,9 @@ class HashedNgramEmbedder:
         return features
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        rows, buckets, signs = [], [], []
+        if len(texts) > 1024:  # bounded memory for the feature lists
+            return np.concatenate([self.embed(texts[i : i + 1024]) for i in range(0, len(texts), 1024)])
+        rows, buckets = [], []
         for row, text in enumerate(texts):
             # crc32 is stable across processes and versions (unlike hash()) and fast.
             codes = [zlib.crc32(feature.encode()) for feature in self._features(text)]
@@ -125,21 +127,16 @@ def embedding_inputs(text_units: pl.DataFrame, entities: pl.DataFrame, reports: 
     )
 
 
-def embed_missing(
-    wanted: pl.DataFrame, existing: pl.DataFrame, embedder: Embedder, corpus: str, batch_size: int = 256
-) -> tuple[pl.DataFrame, int]:
+def embed_missing(wanted: pl.DataFrame, existing: pl.DataFrame, embedder: Embedder, corpus: str) -> tuple[pl.DataFrame, int]:
     """Embedding rows for ``wanted`` (id, kind, text, content_hash), reusing ``existing``
-    vectors whose id, kind, model and content hash match. Returns (rows, newly embedded)."""
+    vectors whose id, kind, model and content hash match. Returns (rows, newly embedded).
+    The missing texts go to the embedder in one call: it batches (and, for an endpoint,
+    sends the batches concurrently) itself."""
     reusable = existing.filter(pl.col("model") == embedder.name).select("id", "kind", "content_hash", "vector")
     joined = wanted.join(reusable, on=["id", "kind", "content_hash"], how="left")
     missing = joined.filter(pl.col("vector").is_null())
-    vectors: list[np.ndarray] = []
-    texts = missing["text"].to_list()
-    for start in range(0, len(texts), batch_size):
-        vectors.append(embedder.embed(texts[start : start + batch_size]))
-    fresh = missing.with_columns(
-        pl.Series("vector", np.concatenate(vectors).tolist() if vectors else [], dtype=pl.List(pl.Float32))
-    )
+    vectors = embedder.embed(missing["text"].to_list()).tolist() if missing.height else []
+    fresh = missing.with_columns(pl.Series("vector", vectors, dtype=pl.List(pl.Float32)))
     rows = pl.concat([joined.filter(pl.col("vector").is_not_null()), fresh]).with_columns(
         pl.lit(corpus).alias("corpus"), pl.lit(embedder.name).alias("model")
     )

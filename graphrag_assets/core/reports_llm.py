@@ -35,18 +35,40 @@ def _pack_lines(lines: list[str], budget: int) -> tuple[list[str], int]:
     return kept, used
 
 
+HEADERS = {
+    "entities": "id|entity|description|degree",
+    "relationships": "id|source|target|description|combined_degree",
+    "reports": "community|title|report",
+}
+
+
+def _local_rows(community: dict, entity_by_id: dict, relationship_by_id: dict) -> tuple[list[dict], list[dict], list[str], list[str]]:
+    """The community's entities and internal relationships, most connected first, with
+    their context lines."""
+    members = sorted((entity_by_id[e] for e in community["entity_ids"]), key=lambda e: (-e["degree"], e["human_readable_id"]))
+    internal = sorted((relationship_by_id[r] for r in community["relationship_ids"]), key=lambda r: (-r["combined_degree"], r["human_readable_id"]))
+    entity_lines = [f"{e['human_readable_id']}|{e['title']}|{e['description']}|{e['degree']}".replace("\n", " ") for e in members]
+    relationship_lines = [f"{r['human_readable_id']}|{r['source']}|{r['target']}|{r['description']}|{r['combined_degree']}".replace("\n", " ") for r in internal]
+    return members, internal, entity_lines, relationship_lines
+
+
+def _available(budget: int) -> int:
+    return max(budget - sum(count_tokens(h + "\n") for h in HEADERS.values()), 0)
+
+
+def needs_sub_reports(community: dict, entity_by_id: dict, relationship_by_id: dict, budget: int) -> bool:
+    """Whether the community's own entities and relationships overflow the budget."""
+    _, _, entity_lines, relationship_lines = _local_rows(community, entity_by_id, relationship_by_id)
+    return sum(count_tokens(line + "\n") for line in entity_lines + relationship_lines) > _available(budget)
+
+
 def report_context(
     community: dict, entity_by_id: dict, relationship_by_id: dict, reports_by_community: dict, communities_by_id: dict, budget: int
 ) -> dict[str, str]:
     """The three context sections (entities, relationships, sub-community reports), whose
     tokens together never exceed ``budget``."""
-    members = sorted((entity_by_id[e] for e in community["entity_ids"]), key=lambda e: (-e["degree"], e["human_readable_id"]))
-    internal = sorted((relationship_by_id[r] for r in community["relationship_ids"]), key=lambda r: (-r["combined_degree"], r["human_readable_id"]))
-    entity_lines = [f"{e['human_readable_id']}|{e['title']}|{e['description']}|{e['degree']}".replace("\n", " ") for e in members]
-    relationship_lines = [f"{r['human_readable_id']}|{r['source']}|{r['target']}|{r['description']}|{r['combined_degree']}".replace("\n", " ") for r in internal]
-    header_entities, header_relationships, header_reports = "id|entity|description|degree", "id|source|target|description|combined_degree", "community|title|report"
-    fixed = sum(count_tokens(h + "\n") for h in (header_entities, header_relationships, header_reports))
-    available = max(budget - fixed, 0)
+    members, internal, entity_lines, relationship_lines = _local_rows(community, entity_by_id, relationship_by_id)
+    available = _available(budget)
     full = sum(count_tokens(line + "\n") for line in entity_lines + relationship_lines)
     report_lines: list[str] = []
     if full > available:
@@ -71,9 +93,9 @@ def report_context(
     entity_lines, used = _pack_lines(entity_lines, available // 2 if relationship_lines else available)
     relationship_lines, _ = _pack_lines(relationship_lines, available - used)
     return {
-        "entities": "\n".join([header_entities, *entity_lines]),
-        "relationships": "\n".join([header_relationships, *relationship_lines]),
-        "reports": "\n".join([header_reports, *report_lines]),
+        "entities": "\n".join([HEADERS["entities"], *entity_lines]),
+        "relationships": "\n".join([HEADERS["relationships"], *relationship_lines]),
+        "reports": "\n".join([HEADERS["reports"], *report_lines]),
     }
 
 
@@ -116,25 +138,28 @@ def llm_reports(
 
     async def run():
         client = make_client()
-        for level in sorted(communities["level"].unique().to_list(), reverse=True):
-            at_level = [row for row in communities.iter_rows(named=True) if row["level"] == level]
+        tasks: dict[int, asyncio.Task] = {}
 
-            async def one(community):
-                sections = report_context(community, entity_by_id, relationship_by_id, reports, communities_by_id, budget)
-                context_tokens.append(sum(count_tokens(text + "\n") for text in sections.values()))
-                message = prompt.render(**sections)
-                try:
-                    return community, await client.structured("report", prompt.version, [{"role": "user", "content": message}], CommunityReport), None
-                except LLMError as error:
-                    return community, None, str(error)
+        async def write(community: dict) -> None:
+            # Only a community too big for the budget needs its children's reports first;
+            # every other report starts at once, so the model stays busy across levels.
+            if needs_sub_reports(community, entity_by_id, relationship_by_id, budget):
+                children = [tasks[c] for c in community["children"] if c in tasks]
+                await asyncio.gather(*children)
+            sections = report_context(community, entity_by_id, relationship_by_id, reports, communities_by_id, budget)
+            context_tokens.append(sum(count_tokens(text + "\n") for text in sections.values()))
+            try:
+                report = await client.structured("report", prompt.version, [{"role": "user", "content": prompt.render(**sections)}], CommunityReport)
+                reports[community["community"]] = _row(community, report, corpus, model)
+            except LLMError as error:
+                failures.append({"item_id": str(community["community"]), "stage": "report", "error": str(error)})
+                fallback = extractive_reports(communities.filter(pl.col("community") == community["community"]), entities, relationships, corpus)
+                reports[community["community"]] = fallback.with_columns(pl.lit(FALLBACK).alias("generated_by")).row(0, named=True)
 
-            for community, report, error in await asyncio.gather(*(one(c) for c in at_level)):
-                if report is not None:
-                    reports[community["community"]] = _row(community, report, corpus, model)
-                else:
-                    failures.append({"item_id": str(community["community"]), "stage": "report", "error": error})
-                    fallback = extractive_reports(communities.filter(pl.col("community") == community["community"]), entities, relationships, corpus)
-                    reports[community["community"]] = fallback.with_columns(pl.lit(FALLBACK).alias("generated_by")).row(0, named=True)
+        # Deepest level first, so that children's tasks exist when a parent looks for them.
+        for community in sorted(communities.iter_rows(named=True), key=lambda c: (-c["level"], c["community"])):
+            tasks[community["community"]] = asyncio.create_task(write(community))
+        await asyncio.gather(*tasks.values())
 
     asyncio.run(run())
     rows = [reports[c] for c in communities["community"].to_list()]
