@@ -5,6 +5,7 @@ graph of every corpus whose sources or graph settings changed."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,10 @@ from .settings import IndexSettings
 from .storage.duckdb_store import IndexStore
 from .storage.schema import TABLES
 
+# Runs launched by this process carry these tags, so that a later pass can tell a run
+# whose process died (SIGKILL, power loss) from one that is still going.
+LAUNCHER_TAG = "graphrag/launcher"
+PID_TAG = "graphrag/pid"
 # Dagster stores partition ranges for single-run backfills in these run tags.
 RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
@@ -103,6 +108,32 @@ def corpora_needing_build(store: IndexStore, settings: IndexSettings, corpora: s
     return stale
 
 
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def release_dead_runs(instance: DagsterInstance, log: Callable[[str], None]) -> list[str]:
+    """Mark runs of a dead graphrag-index process as failed and free their concurrency
+    slots: a killed run otherwise keeps the DuckDB pool's only slot forever."""
+    from dagster import DagsterRunStatus, RunsFilter
+
+    released = []
+    for run in instance.get_runs(RunsFilter(statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING], tags={LAUNCHER_TAG: "graphrag-index"})):
+        pid = int(run.tags.get(PID_TAG, "0"))
+        if pid and not _process_alive(pid):
+            instance.report_run_failed(run)
+            instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
+            released.append(run.run_id)
+            log(f"run {run.run_id} of a dead indexer process (pid {pid}) marked failed; its pool slot is free again")
+    return released
+
+
 def run_index(
     settings: IndexSettings,
     instance: DagsterInstance,
@@ -111,6 +142,7 @@ def run_index(
     dagster_log_level: str = "WARNING",
 ) -> IndexReport:
     started = time.perf_counter()
+    release_dead_runs(instance, log)
     store = settings.store()
     store.ensure_schema()
     on_disk = discover_sources(Path(settings.input_dir), settings.forced_corpus())
@@ -156,6 +188,7 @@ def run_index(
 
     # Run events still go to the instance (and the UI); this only quiets the console.
     run_config = {"loggers": {"console": {"config": {"log_level": dagster_log_level}}}}
+    launcher = {LAUNCHER_TAG: "graphrag-index", PID_TAG: str(os.getpid())}
     pending = {s.partition_key for s in plan.pending}
     if pending:
         ordered = instance.get_dynamic_partitions(source_partitions.name)
@@ -164,7 +197,7 @@ def run_index(
             result = job.execute_in_process(
                 instance=instance,
                 run_config=run_config,
-                tags={RANGE_START_TAG: first, RANGE_END_TAG: last},
+                tags={RANGE_START_TAG: first, RANGE_END_TAG: last} | launcher,
                 raise_on_error=False,
             )
             (report.source_runs if result.success else report.failed_runs).append(result.run_id)
@@ -172,7 +205,7 @@ def run_index(
 
     for corpus in sorted(corpora_needing_build(store, settings, corpora)):
         result = defs.resolve_job_def("build_graph").execute_in_process(
-            instance=instance, run_config=run_config, partition_key=corpus, raise_on_error=False
+            instance=instance, run_config=run_config, partition_key=corpus, tags=launcher, raise_on_error=False
         )
         (report.graph_runs if result.success else report.failed_runs).append(result.run_id)
         report.llm_calls += llm_calls_of(result)

@@ -1,0 +1,57 @@
+"""Killing the indexer halfway (SIGKILL) and rerunning makes no completion call twice:
+every answer is in the DuckDB cache the moment it arrives."""
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import duckdb
+
+from .conftest import REPO
+from .fake_openai import FakeOpenAI
+
+
+def _key(request: dict) -> str:
+    body = request["body"]
+    return hashlib.sha256(json.dumps([body.get("model"), body.get("messages")], sort_keys=True).encode()).hexdigest()
+
+
+def test_sigkill_mid_extraction_then_rerun_repeats_no_finished_call(tmp_path, input_dir):
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(REPO / "dagster_home" / "dagster.yaml", home)
+    with FakeOpenAI(latency_seconds=0.25) as fake:
+        env = os.environ | {
+            "DAGSTER_HOME": str(home),
+            "GRAPHRAG_LLM_BASE_URL": fake.base_url,
+            "GRAPHRAG_LLM_API_KEY": "sk-test-kill",
+            "GRAPHRAG_LLM_MODEL": "fake-chat",
+            "GRAPHRAG_LLM_CONCURRENCY": "2",
+        }
+        command = [sys.executable, "-m", "graphrag_assets.cli", "--input", str(input_dir), "--db", str(tmp_path / "index.duckdb"), "--vectors", str(tmp_path / "lancedb")]
+        process = subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while len([r for r in fake.completions() if "finished" in r]) < 10:
+            assert time.monotonic() < deadline and process.poll() is None, "indexer ended before it could be killed"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        killed_at = time.monotonic()
+        # Answered well before the kill (the cache write follows the response by milliseconds).
+        answered = {_key(r) for r in fake.completions() if r.get("finished", killed_at) < killed_at - 0.5}
+        before = len(fake.requests)
+        assert answered
+
+        rerun_env = env | {"GRAPHRAG_LLM_CONCURRENCY": "16"}
+        rerun = subprocess.run(command, env=rerun_env, cwd=REPO, capture_output=True, text=True, timeout=600)
+        assert rerun.returncode == 0, rerun.stderr[-2000:]
+        repeated = [r["task"] for r in fake.requests[before:] if r["path"].endswith("/chat/completions") and _key(r) in answered]
+        assert repeated == []
+    with duckdb.connect(str(tmp_path / "index.duckdb"), read_only=True) as connection:
+        assert connection.execute("SELECT count(*) FROM community_reports").fetchone()[0] > 0
+        assert connection.execute("SELECT count(*) FROM llm_failures").fetchone()[0] == 0
