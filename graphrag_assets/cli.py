@@ -19,6 +19,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--vectors", help="LanceDB directory (env GRAPHRAG_VECTORS, default: data/lancedb)")
     parser.add_argument("--corpus", help="index the whole input folder as this corpus (env GRAPHRAG_CORPUS)")
     parser.add_argument("--verbose", action="store_true", help="print Dagster's run events on the console")
+    parser.add_argument("--dry-run", action="store_true", help="show what would be indexed and the LLM calls and tokens it needs; change nothing")
     return parser
 
 
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from .core.inputs import InputError
     from .defs.build import build_definitions
-    from .indexing import run_index
+    from .indexing import estimate_pending, plan_index, run_index
     from .llm.settings import LLMSettings
     from .settings import IndexSettings
 
@@ -58,6 +59,23 @@ def main(argv: list[str] | None = None) -> int:
     print(f"graphrag-index: input {settings.input_dir} -> {settings.database} (vectors {settings.vectors}); DAGSTER_HOME={home}")
     try:
         with DagsterInstance.get() as instance:
+            if args.dry_run:
+                plan, _ = plan_index(settings, instance)
+                estimate = estimate_pending(plan, settings)
+                print(
+                    f"dry run: {len(plan.added)} new, {len(plan.changed)} changed, {len(plan.deleted)} deleted source(s); "
+                    f"{estimate.text_units} text units ({estimate.text_unit_tokens} tokens) to extract"
+                )
+                if llm.enabled:
+                    print(
+                        f"LLM extraction: at most {estimate.extraction_calls} calls and about {estimate.extraction_prompt_tokens} prompt tokens "
+                        f"with {llm.model_for('extraction')}; summaries and reports follow from the graph found"
+                    )
+                else:
+                    print("no LLM configured: offline methods, no LLM calls")
+                for problem in estimate.unreadable:
+                    print(f"unreadable source: {problem}", file=sys.stderr)
+                return 0
             report = run_index(
                 settings, instance, build_definitions(settings), dagster_log_level="DEBUG" if args.verbose else "WARNING"
             )

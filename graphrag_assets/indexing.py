@@ -134,15 +134,8 @@ def release_dead_runs(instance: DagsterInstance, log: Callable[[str], None]) -> 
     return released
 
 
-def run_index(
-    settings: IndexSettings,
-    instance: DagsterInstance,
-    defs: Definitions,
-    log: Callable[[str], None] = print,
-    dagster_log_level: str = "WARNING",
-) -> IndexReport:
-    started = time.perf_counter()
-    release_dead_runs(instance, log)
+def plan_index(settings: IndexSettings, instance: DagsterInstance) -> tuple[SourcePlan, set[str]]:
+    """(what changed on disk, the corpora of the input folder) without changing anything."""
     store = settings.store()
     store.ensure_schema()
     on_disk = discover_sources(Path(settings.input_dir), settings.forced_corpus())
@@ -164,7 +157,58 @@ def run_index(
         if corpus_of_partition(key) in corpora and key not in set(indexed["source_partition"])
     ]
     indexed = pl.concat([indexed, pl.DataFrame({"source_partition": registered}).cast(pl.String)], how="diagonal")
-    plan = plan_sources(on_disk, hashes, indexed, source_settings_hash(settings, LLMResource()))
+    return plan_sources(on_disk, hashes, indexed, source_settings_hash(settings, LLMResource())), corpora
+
+
+@dataclass
+class Estimate:
+    sources: int = 0
+    text_units: int = 0
+    text_unit_tokens: int = 0
+    extraction_calls: int = 0
+    extraction_prompt_tokens: int = 0
+    unreadable: list[str] = field(default_factory=list)
+
+
+def estimate_pending(plan: SourcePlan, settings: IndexSettings) -> Estimate:
+    """What the pending sources will cost before anything is spent: text units and the
+    extraction calls and prompt tokens they need (upper bound: every gleaning pass runs).
+    Summary and report calls depend on the graph the extraction finds."""
+    from .core.chunking import chunk_documents
+    from .core.inputs import InputError, read_source
+    from .core.tokens import count_tokens
+    from .llm.prompts import load_prompt
+    from .llm.settings import LLMSettings
+
+    llm = LLMSettings.from_env()
+    passes = 1 + llm.gleanings if llm.enabled else 0
+    template = count_tokens(load_prompt("extract_graph").text) if llm.enabled else 0
+    estimate = Estimate(sources=len(plan.pending))
+    for source in plan.pending:
+        try:
+            units = chunk_documents(read_source(source, settings.table_columns()), settings.chunking())
+        except InputError as error:
+            estimate.unreadable.append(str(error))
+            continue
+        estimate.text_units += units.height
+        estimate.text_unit_tokens += int(units["n_tokens"].sum() or 0)
+    estimate.extraction_calls = estimate.text_units * passes
+    estimate.extraction_prompt_tokens = (estimate.text_unit_tokens + template * estimate.text_units) * passes
+    return estimate
+
+
+def run_index(
+    settings: IndexSettings,
+    instance: DagsterInstance,
+    defs: Definitions,
+    log: Callable[[str], None] = print,
+    dagster_log_level: str = "WARNING",
+) -> IndexReport:
+    started = time.perf_counter()
+    release_dead_runs(instance, log)
+    store = settings.store()
+    plan, corpora = plan_index(settings, instance)
+    on_disk = plan.added + plan.changed + plan.unchanged
     report = IndexReport(plan)
     log(
         f"sources: {len(on_disk)} on disk in {len(corpora)} corpus(es); {len(plan.added)} new, "

@@ -70,3 +70,15 @@ def test_invalid_setting_is_named(dagster_home, tmp_path):
     result = _run([], dagster_home, tmp_path, GRAPHRAG_CHUNK_OVERLAP="5000")
     assert result.returncode == 2
     assert "GRAPHRAG_CHUNK_OVERLAP" in result.stderr
+
+
+def test_dry_run_estimates_llm_work_and_changes_nothing(dagster_home, tmp_path):
+    result = _run(["--dry-run"], dagster_home, tmp_path, GRAPHRAG_LLM_MODEL="some-model", GRAPHRAG_LLM_BASE_URL="http://127.0.0.1:9/v1", GRAPHRAG_GLEANINGS="1")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "dry run: 7 new, 0 changed, 0 deleted source(s); 13 text units" in result.stdout
+    assert "LLM extraction: at most 26 calls" in result.stdout  # 13 units x (1 + 1 gleaning)
+    os.environ["DAGSTER_HOME"] = str(dagster_home)
+    with DagsterInstance.get() as instance:
+        assert instance.get_runs() == [] and instance.get_dynamic_partitions("sources") == []
+    with duckdb.connect(str(tmp_path / "out" / "index.duckdb"), read_only=True) as connection:
+        assert connection.execute("SELECT count(*) FROM documents").fetchone()[0] == 0
