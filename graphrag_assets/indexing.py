@@ -86,18 +86,6 @@ def contiguous_ranges(ordered_keys: list[str], wanted: set[str]) -> list[tuple[s
     return ranges
 
 
-def retract_sources(store: IndexStore, keys: list[str]) -> None:
-    """Remove every per-source row of deleted source files, in one transaction."""
-    with store.transaction() as tx:
-        for table in TABLES.values():
-            if table.partition_column == "source_partition":
-                tx.replace(table.name, _empty(table.name), keys)
-
-
-def _empty(table_name: str) -> pl.DataFrame:
-    return pl.DataFrame(schema=TABLES[table_name].columns)
-
-
 def corpora_needing_build(store: IndexStore, settings: IndexSettings, corpora: set[str]) -> set[str]:
     builds = {row["corpus"]: row for row in store.read("SELECT * FROM corpus_builds").iter_rows(named=True)}
     stale = set()
@@ -216,7 +204,7 @@ def run_index(
     )
 
     if plan.deleted:
-        retract_sources(store, plan.deleted)
+        store.retract_sources(plan.deleted)
         still_registered = set(instance.get_dynamic_partitions(source_partitions.name))
         for key in plan.deleted:
             if key in still_registered:

@@ -103,3 +103,29 @@ def test_hierarchical_communities_on_a_real_book():
     assert all(ego not in ids for ids in communities["entity_ids"])
     assert len(by_key) == communities.height
     assert detect_communities(relationships, "c")["id"].to_list() == communities["id"].to_list()
+
+
+def test_community_numbers_stay_stable_across_a_small_change():
+    from graphrag_assets.core.communities import COMMUNITY_COLUMNS, stabilize_numbers
+
+    def frame(rows):
+        return pl.DataFrame(
+            [
+                {"id": f"{level}-{n}", "human_readable_id": n, "community": n, "level": level, "parent": parent, "children": children,
+                 "title": f"Community {n}", "entity_ids": members, "relationship_ids": [], "text_unit_ids": [], "period": "p", "size": len(members), "corpus": "c"}
+                for n, level, parent, children, members in rows
+            ],
+            schema=COMMUNITY_COLUMNS,
+        )
+
+    old = frame([(0, 0, -1, [2], ["a", "b", "c", "d"]), (1, 0, -1, [], ["x", "y"]), (2, 1, 0, [], ["a", "b"])])
+    # Leiden renumbered: the big community is now 1, the small one 0, and a new one appeared.
+    new = frame([(1, 0, -1, [3], ["a", "b", "c", "d", "e"]), (0, 0, -1, [], ["x", "y"]), (3, 1, 1, [], ["a", "b"]), (4, 0, -1, [], ["p", "q"])])
+    stable = stabilize_numbers(new, old)
+    by_members = {tuple(r["entity_ids"]): r for r in stable.iter_rows(named=True)}
+    assert by_members[("a", "b", "c", "d", "e")]["community"] == 0
+    assert by_members[("x", "y")]["community"] == 1
+    assert by_members[("a", "b")]["community"] == 2 and by_members[("a", "b")]["parent"] == 0
+    assert by_members[("a", "b", "c", "d", "e")]["children"] == [2]
+    assert by_members[("p", "q")]["community"] not in old["community"].to_list()  # a number no old community used
+    assert stable["community"].n_unique() == stable.height

@@ -110,11 +110,17 @@ def test_edit_and_delete_touch_only_their_sources_and_match_a_full_rebuild(index
     from graphrag_assets.indexing import run_index
 
     run_index(fresh, instance, build_definitions(fresh), log=lambda message: None)
+    # Communities are the same groups with the same hierarchy; their numbers may differ, as
+    # the incremental pass keeps the numbers of communities that barely changed.
+    hierarchy = (
+        "SELECT c.id, c.level, c.entity_ids, c.relationship_ids, p.id AS parent_id FROM communities c "
+        "LEFT JOIN communities p ON p.community = c.parent AND p.corpus = c.corpus ORDER BY c.id"
+    )
+    assert _table(settings, hierarchy).equals(_table(fresh, hierarchy))
     for table, columns in {
         "entities": "id, title, type, description, text_unit_ids, frequency, degree",
         "relationships": "id, source, target, weight, description, text_unit_ids",
-        "communities": "id, community, level, parent, children, entity_ids, relationship_ids",
-        "community_reports": "id, title, summary, findings, rank",
+        "community_reports": "id, summary, findings, rank",
     }.items():
         incremental = _table(settings, f"SELECT {columns} FROM {table} ORDER BY id")
         rebuilt = _table(fresh, f"SELECT {columns} FROM {table} ORDER BY id")

@@ -136,3 +136,44 @@ def detect_communities(
             }
         )
     return pl.DataFrame(rows, schema=COMMUNITY_COLUMNS)
+
+
+def stabilize_numbers(new: pl.DataFrame, old: pl.DataFrame, min_overlap: float = 0.5) -> pl.DataFrame:
+    """Renumber ``new`` communities so that each keeps the number of the old community of
+    the same level it overlaps most (Jaccard of members >= ``min_overlap``, best pairs
+    first). Leiden's numbering shifts when the graph changes; this keeps a community that
+    barely changed recognisable (same ``community`` number, so its report, links and
+    history line up). Unmatched communities get numbers no old community used."""
+    if new.is_empty() or old.is_empty():
+        return new
+    candidates = []
+    old_rows = list(old.iter_rows(named=True))
+    for row in new.iter_rows(named=True):
+        members = set(row["entity_ids"])
+        for previous in old_rows:
+            if previous["level"] != row["level"]:
+                continue
+            shared = len(members & set(previous["entity_ids"]))
+            if shared:
+                overlap = shared / len(members | set(previous["entity_ids"]))
+                if overlap >= min_overlap:
+                    candidates.append((-overlap, row["community"], previous["community"]))
+    mapping: dict[int, int] = {}
+    taken: set[int] = set()
+    for _, new_number, old_number in sorted(candidates):
+        if new_number not in mapping and old_number not in taken:
+            mapping[new_number] = old_number
+            taken.add(old_number)
+    fresh = max(old["community"].max(), new["community"].max()) + 1
+    for number in sorted(new["community"].to_list()):
+        if number not in mapping:
+            mapping[number] = fresh
+            fresh += 1
+    remap = lambda value: mapping.get(value, value)  # noqa: E731  (parent -1 stays -1)
+    return new.with_columns(
+        pl.col("community").replace_strict(mapping, return_dtype=pl.Int64),
+        pl.col("human_readable_id").replace_strict(mapping, return_dtype=pl.Int64),
+        pl.col("parent").map_elements(remap, return_dtype=pl.Int64),
+        pl.col("children").map_elements(lambda cs: sorted(remap(c) for c in cs), return_dtype=pl.List(pl.Int64)),
+        pl.col("community").replace_strict(mapping, return_dtype=pl.Int64).map_elements(lambda n: f"Community {n}", return_dtype=pl.String).alias("title"),
+    ).sort("level", "community")

@@ -7,11 +7,14 @@ from ..llm.resources import EmbeddingResource, LLMResource
 from ..settings import IndexSettings
 from .assets import graph, sources
 from .jobs import build_graph_job, index_sources_job
+from .sensors import consistency_schedule, source_files_sensor
 
 
 def build_definitions(settings: IndexSettings) -> Definitions:
     return Definitions(
         assets=load_assets_from_modules([sources, graph]),
         jobs=[index_sources_job, build_graph_job],
+        sensors=[source_files_sensor],
+        schedules=[consistency_schedule],
         resources={"settings": settings, "llm": LLMResource(), "embedding": EmbeddingResource()},
     )

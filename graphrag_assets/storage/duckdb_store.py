@@ -111,6 +111,13 @@ class IndexStore:
         with self.connection() as connection:
             return connection.execute(sql, parameters or []).pl()
 
+    def retract_sources(self, keys: Sequence[str]) -> None:
+        """Remove every per-source row of these source partitions, in one transaction."""
+        with self.transaction() as tx:
+            for table in TABLES.values():
+                if table.partition_column == "source_partition":
+                    tx.replace(table.name, pl.DataFrame(schema=table.columns), list(keys))
+
     def read_table(self, table_name: str, where_column: str, values: Sequence[str]) -> pl.DataFrame:
         table = TABLES[table_name]
         frame = self.read(

@@ -18,6 +18,7 @@ from dagster import (
     AssetDep,
     AssetExecutionContext,
     AssetSpec,
+    AutomationCondition,
     DataVersion,
     MaterializeResult,
     MetadataValue,
@@ -25,7 +26,7 @@ from dagster import (
     multi_asset,
 )
 
-from ...core.communities import detect_communities, ego_node
+from ...core.communities import detect_communities, ego_node, stabilize_numbers
 from ...core.embedding import embed_missing, embedding_inputs
 from ...core.graph import build_graph, finalize, link_text_units, merge_extracted_graph
 from ...core.ids import content_hash
@@ -40,8 +41,13 @@ from ...settings import IndexSettings
 from ...storage.schema import CORPUS_BUILD_COLUMNS, LLM_FAILURE_COLUMNS
 from ...storage.snapshot import publish_snapshot
 from ..metadata import table_metadata
-from ..partitions import DUCKDB_POOL, corpus_partitions
+from ..partitions import DUCKDB_POOL, corpus_partitions, source_partitions
 
+# Graph assets follow their sources automatically (with the automation daemon, as in
+# `dagster dev`). Unlike plain `eager`, a source that is missing (never indexed, or its
+# extraction failed) does not block the graph of the others: the graph is built from the
+# sources that are there, and the failed source's check says what is missing.
+FOLLOW_SOURCES = AutomationCondition.eager().without(~AutomationCondition.any_deps_missing())
 GRAPH_ASSET_OPTIONS = dict(partitions_def=corpus_partitions, pool=DUCKDB_POOL, group_name="graph")
 ALL_SOURCES = AllPartitionMapping()
 
@@ -74,13 +80,15 @@ def _failure_check(name: str, failures: pl.DataFrame, asset_key: str | None = No
             code_version=f"entities-v2-{prompts_version('summarize_descriptions')}",
             description="Entities merged across every source of the corpus, with frequency, degree and supporting text units.",
             kinds={"duckdb", "polars"},
+            automation_condition=FOLLOW_SOURCES,
         ),
         AssetSpec(
             "relationships",
             deps=[AssetDep("extractions", partition_mapping=ALL_SOURCES), AssetDep("text_units", partition_mapping=ALL_SOURCES)],
             code_version=f"relationships-v2-{prompts_version('summarize_descriptions')}",
-            description="Co-occurrence relationships weighted by a PMI variant, pruned, with combined degree.",
+            description="Relationships: offline, co-occurrence weighted by a PMI variant and pruned; with an LLM, as extracted, strengths summed.",
             kinds={"duckdb", "polars"},
+            automation_condition=FOLLOW_SOURCES,
         ),
     ],
     check_specs=[
@@ -94,6 +102,14 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
     corpus = _corpus(context)
     store = settings.store()
     store.ensure_schema()
+    # Sources whose partition was deleted (by the sensor or a rerun) lose their rows here,
+    # before the graph is rebuilt without them.
+    registered = set(context.instance.get_dynamic_partitions(source_partitions.name))
+    indexed = store.read("SELECT DISTINCT source_partition FROM documents WHERE corpus = ?", [corpus])["source_partition"].to_list()
+    orphans = [key for key in indexed if key not in registered]
+    if orphans:
+        store.retract_sources(orphans)
+        context.log.info(f"retracted {len(orphans)} deleted source(s): {orphans[:10]}")
     units = store.read_table("text_units", "corpus", [corpus])
     extracted_entities = store.read_table("extracted_entities", "corpus", [corpus])
     extracted_relationships = store.read_table("extracted_relationships", "corpus", [corpus])
@@ -161,6 +177,7 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
     description="Hierarchical Leiden communities (graspologic-native), every level, with parent/children links.",
     kinds={"duckdb", "polars"},
     check_specs=[AssetCheckSpec("members_exist", asset="communities", description="Every community member is an entity of the corpus.")],
+    automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
 def communities(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
@@ -169,7 +186,7 @@ def communities(context: AssetExecutionContext, settings: IndexSettings) -> Mate
     store = settings.store()
     store.ensure_schema()
     relationships = store.read_table("relationships", "corpus", [corpus])
-    found = detect_communities(relationships, corpus, settings.communities())
+    found = stabilize_numbers(detect_communities(relationships, corpus, settings.communities()), store.read_table("communities", "corpus", [corpus]))
     with store.transaction() as tx:
         tx.replace("communities", found, [corpus])
     missing = store.read(
@@ -205,6 +222,7 @@ def communities(context: AssetExecutionContext, settings: IndexSettings) -> Mate
         AssetCheckSpec("every_community_has_a_report", asset="community_reports"),
         AssetCheckSpec("report_calls_succeeded", asset="community_reports", description="No report fell back to extractive after an LLM failure."),
     ],
+    automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
 def community_reports(context: AssetExecutionContext, settings: IndexSettings, llm: LLMResource) -> MaterializeResult:
@@ -252,6 +270,7 @@ def community_reports(context: AssetExecutionContext, settings: IndexSettings, l
     description="Vectors of text units, entity descriptions ('title: description') and report full content, in DuckDB and LanceDB.",
     kinds={"duckdb", "lancedb"},
     check_specs=[AssetCheckSpec("vector_dimensions_consistent", asset="embeddings", description="One dimension per model, equal in DuckDB and LanceDB counts.")],
+    automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
 def embeddings(context: AssetExecutionContext, settings: IndexSettings, llm: LLMResource, embedding: EmbeddingResource) -> MaterializeResult:
@@ -312,6 +331,7 @@ def embeddings(context: AssetExecutionContext, settings: IndexSettings, llm: LLM
         "for readers (graphrag_query), with the LanceDB table versions of the same moment."
     ),
     kinds={"duckdb"},
+    automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
 def published_index(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:

@@ -1,0 +1,65 @@
+"""The source-files sensor, invoked directly with a real Dagster instance and cursor."""
+
+from dagster import AddDynamicPartitionsRequest, DeleteDynamicPartitionsRequest, SensorResult, build_sensor_context
+
+from graphrag_assets.defs.sensors import source_files_sensor
+from graphrag_assets.indexing import RANGE_END_TAG, RANGE_START_TAG
+
+
+def _tick(instance, cursor):
+    result = source_files_sensor(build_sensor_context(instance=instance, cursor=cursor))
+    assert isinstance(result, SensorResult)
+    # Apply the partition requests as the daemon would.
+    for request in result.dynamic_partitions_requests or []:
+        if isinstance(request, AddDynamicPartitionsRequest):
+            instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+        elif isinstance(request, DeleteDynamicPartitionsRequest):
+            for key in request.partition_keys:
+                instance.delete_dynamic_partition(request.partitions_def_name, key)
+    return result
+
+
+def _ranges(result):
+    return [(r.tags[RANGE_START_TAG], r.tags[RANGE_END_TAG]) for r in result.run_requests if r.job_name == "index_sources"]
+
+
+def test_add_edit_delete_rename_burst_and_restart(instance, input_dir, monkeypatch):
+    monkeypatch.setenv("GRAPHRAG_INPUT_DIR", str(input_dir))
+    first = _tick(instance, None)
+    assert _ranges(first) == [("default/calder_shipping.txt", "default/sister_city_zh.txt")]  # 7 files, one run
+    assert len(instance.get_dynamic_partitions("sources")) == 7
+    assert instance.get_dynamic_partitions("corpora") == ["default"]
+
+    quiet = _tick(instance, first.cursor)
+    assert not quiet.run_requests and quiet.cursor == first.cursor
+
+    # An edit (content, not mtime) re-runs exactly that partition.
+    edited = input_dir / "default" / "river_cleanup.txt"
+    edited.write_text(edited.read_text(encoding="utf-8") + "\nClara Okafor thanked the volunteers.\n", encoding="utf-8")
+    touched_only = input_dir / "default" / "calder_shipping.txt"
+    touched_only.write_bytes(touched_only.read_bytes())
+    edit = _tick(instance, quiet.cursor)
+    assert _ranges(edit) == [("default/river_cleanup.txt", "default/river_cleanup.txt")]
+
+    # A delete and a rename (a delete plus an add) remove partitions and rebuild the graph.
+    (input_dir / "default" / "festival_notes.jsonl").unlink()
+    (input_dir / "default" / "city_council.csv").rename(input_dir / "default" / "council_minutes.csv")
+    moved = _tick(instance, edit.cursor)
+    assert _ranges(moved) == [("default/council_minutes.csv", "default/council_minutes.csv")]
+    assert [r.partition_key for r in moved.run_requests if r.job_name == "build_graph"] == ["default"]
+    partitions = instance.get_dynamic_partitions("sources")
+    assert "default/festival_notes.jsonl" not in partitions and "default/city_council.csv" not in partitions
+    assert "default/council_minutes.csv" in partitions
+
+    # A burst of 500 new files (one unreadable) is one run, not 500.
+    burst_dir = input_dir / "default" / "burst"
+    burst_dir.mkdir()
+    for i in range(500):
+        (burst_dir / f"note_{i:03d}.txt").write_text(f"Note {i}: Mara Ellison visited Port Calder.\n")
+    (burst_dir / "scan.txt").write_bytes(b"\x00\x01\x02")
+    burst = _tick(instance, moved.cursor)
+    assert _ranges(burst) == [("default/burst/note_000.txt", "default/burst/scan.txt")]
+
+    # Restarting with the stored cursor finds nothing to do.
+    restarted = _tick(instance, burst.cursor)
+    assert not restarted.run_requests
