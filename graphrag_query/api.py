@@ -57,9 +57,14 @@ def global_search(
     dynamic: bool = False,
     map_budget: int = 12_000,
     reduce_budget: int = 12_000,
+    response_type: str = "multiple paragraphs",
+    allow_general_knowledge: bool = False,
     reader: IndexReader | None = None,
 ) -> SearchResult:
-    settings = GlobalSettings(community_level=community_level, dynamic=dynamic, map_budget=map_budget, reduce_budget=reduce_budget)
+    settings = GlobalSettings(
+        community_level=community_level, dynamic=dynamic, map_budget=map_budget, reduce_budget=reduce_budget,
+        response_type=response_type, allow_general_knowledge=allow_general_knowledge,
+    )
     llm = _llm(use_llm)
     return _with_usage(run_global(question, _reader(database, vectors, corpus, reader), settings, llm=llm), llm)
 
@@ -77,9 +82,12 @@ def local_search(
     top_k_entities: int = 10,
     history: list[Turn] | None = None,
     exclude_entities: list[str] | None = None,
+    response_type: str = "multiple paragraphs",
     reader: IndexReader | None = None,
 ) -> SearchResult:
-    settings = LocalSettings(top_k_entities=top_k_entities, budget=budget, text_unit_share=text_unit_share, community_share=community_share)
+    settings = LocalSettings(
+        top_k_entities=top_k_entities, budget=budget, text_unit_share=text_unit_share, community_share=community_share, response_type=response_type
+    )
     llm = _llm(use_llm)
     return _with_usage(run_local(question, _reader(database, vectors, corpus, reader), settings, history, exclude_entities, llm=llm), llm)
 
@@ -94,9 +102,10 @@ def drift_search(
     depth: int = 3,
     followups_per_round: int = 3,
     primer_reports: int = 5,
+    response_type: str = "multiple paragraphs",
     reader: IndexReader | None = None,
 ) -> SearchResult:
-    settings = DriftSettings(primer_reports=primer_reports, depth=depth, followups_per_round=followups_per_round)
+    settings = DriftSettings(primer_reports=primer_reports, depth=depth, followups_per_round=followups_per_round, response_type=response_type)
     llm = _llm(use_llm)
     return _with_usage(run_drift(question, _reader(database, vectors, corpus, reader), settings, llm=llm), llm)
 
@@ -110,10 +119,11 @@ def basic_search(
     corpus: str = "default",
     k: int = 10,
     budget: int = 12_000,
+    response_type: str = "multiple paragraphs",
     reader: IndexReader | None = None,
 ) -> SearchResult:
     llm = _llm(use_llm)
-    return _with_usage(run_basic(question, _reader(database, vectors, corpus, reader), BasicSettings(k=k, budget=budget), llm=llm), llm)
+    return _with_usage(run_basic(question, _reader(database, vectors, corpus, reader), BasicSettings(k=k, budget=budget, response_type=response_type), llm=llm), llm)
 
 
 def search(
@@ -124,6 +134,8 @@ def search(
     vectors: str | None = None,
     corpus: str = "default",
     history: list[Turn] | None = None,
+    community_level: int = 2,
+    response_type: str = "multiple paragraphs",
     use_llm: bool | None = None,
     reader: IndexReader | None = None,
 ) -> SearchResult:
@@ -136,13 +148,14 @@ def search(
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)} or 'auto', got {method!r}")
     if method == "global":
-        result = global_search(question, reader=reader, dynamic=reason is not None, use_llm=use_llm)
+        dynamic = reason is not None  # routed questions use dynamic selection
+        result = global_search(question, reader=reader, community_level=community_level, dynamic=dynamic, response_type=response_type, use_llm=use_llm)
     elif method == "local":
-        result = local_search(question, reader=reader, history=history, use_llm=use_llm)
+        result = local_search(question, reader=reader, history=history, response_type=response_type, use_llm=use_llm)
     elif method == "drift":
-        result = drift_search(question, reader=reader, use_llm=use_llm)
+        result = drift_search(question, reader=reader, response_type=response_type, use_llm=use_llm)
     else:
-        result = basic_search(question, reader=reader, use_llm=use_llm)
+        result = basic_search(question, reader=reader, response_type=response_type, use_llm=use_llm)
     result.route_reason = reason
     return result
 

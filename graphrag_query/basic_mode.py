@@ -17,6 +17,7 @@ from .result import SearchResult, Usage
 class BasicSettings:
     k: int = 10
     budget: int = 12_000
+    response_type: str = "multiple paragraphs"
 
 
 def build_basic_context(question: str, reader: IndexReader, settings: BasicSettings) -> tuple[pl.DataFrame, str, int]:
@@ -33,7 +34,7 @@ def run_basic(question: str, reader: IndexReader, settings: BasicSettings = Basi
     if llm is not None:
         from .local_mode import answer_with_llm
 
-        answer, generated_by = answer_with_llm(llm, question, f"-----Sources-----\n{text}"), llm.model
+        answer, generated_by = answer_with_llm(llm, question, f"-----Sources-----\n{text}", settings.response_type), llm.model
     else:
         evidence = [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in kept.iter_rows(named=True)]
         answer, generated_by = compose(question, evidence), "extractive"

@@ -29,6 +29,7 @@ class DriftSettings:
     followups_per_round: int = 3
     followups_per_answer: int = 3
     local: LocalSettings = field(default_factory=lambda: LocalSettings(budget=8_000))
+    response_type: str = "multiple paragraphs"
 
 
 def _followups(question: str, entity_ids: list[str], entities: pl.DataFrame, scorer: RelevanceScorer, asked: set[str], limit: int) -> list[dict]:
@@ -117,7 +118,7 @@ def run_drift(question: str, reader: IndexReader, settings: DriftSettings = Drif
         from .llm import TextAnswer
 
         answers = "\n\n".join(f"Q: {n['question']}\nA: {n['answer']}" for n in nodes)
-        answer = llm.ask("drift_reduce", TextAnswer, question=question, context=answers, response_type="multiple paragraphs").answer
+        answer = llm.ask("drift_reduce", TextAnswer, question=question, context=answers, response_type=settings.response_type).answer
         generated_by = llm.model
     else:
         answer, generated_by = compose(question, evidence, limit=8), "extractive"

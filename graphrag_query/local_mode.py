@@ -33,6 +33,7 @@ class LocalSettings:
     # Reports enter the local context by summary: full reports rarely fit the community
     # share and repeat the entities and relationships the context already carries.
     community_text: str = "summary"
+    response_type: str = "multiple paragraphs"
 
     def __post_init__(self):
         if self.text_unit_share + self.community_share > 1:
@@ -177,7 +178,7 @@ def run_local(
     started = time.perf_counter()
     built = build_local_context(question, reader, settings, history, exclude)
     if llm is not None:
-        answer, generated_by = answer_with_llm(llm, question, built["text"]), llm.model
+        answer, generated_by = answer_with_llm(llm, question, built["text"], settings.response_type), llm.model
     else:
         evidence = [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in built["sources"].iter_rows(named=True)]
         evidence += [Evidence(r["description"], f"Relationships ({r['human_readable_id']})") for r in built["relationships"].iter_rows(named=True)]

@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 
 from graphrag_assets.core.embedding import Embedder, HashedNgramEmbedder
-from graphrag_assets.storage.duckdb_store import connect
+from graphrag_assets.storage.connection import connect
 from graphrag_assets.storage.snapshot import read_pointer
 
 DEFAULT_DATABASE = "data/graphrag.duckdb"

@@ -61,3 +61,8 @@ def test_drift_with_the_model_follows_up_and_reduces(fake_llm, reader):
 def test_offline_can_be_forced(fake_llm, reader):
     result = local_search("What did Clara Okafor do?", reader=reader, use_llm=False)
     assert result.generated_by == "extractive" and not fake_llm.requests
+
+
+def test_response_type_reaches_the_model(fake_llm, reader):
+    search("What did Clara Okafor do?", reader=reader, method="basic", response_type="a single sentence")
+    assert "a single sentence" in fake_llm.completions("answer")[0]["body"]["messages"][0]["content"]

@@ -16,7 +16,7 @@ import numpy as np
 from dagster import ConfigurableResource
 
 from ..core.ids import content_hash
-from ..storage.duckdb_store import connect
+from ..storage.connection import connect
 from .client import LLMCache, LLMClient, Usage
 from .prompts import prompts_version
 from .settings import LLMSettings

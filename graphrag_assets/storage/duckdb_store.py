@@ -11,7 +11,6 @@ once, and opening retries briefly while another process holds the file.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,28 +18,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from .connection import connect
 from .schema import TABLES, conform, create_statement
-
-LOCK_RETRY_SECONDS = 30.0
-
-
-def _is_lock_error(error: Exception) -> bool:
-    return "lock" in str(error).lower()
-
-
-def connect(path: str | Path, read_only: bool = False, wait_seconds: float = LOCK_RETRY_SECONDS) -> duckdb.DuckDBPyConnection:
-    """Open the index, retrying while another process holds the write lock."""
-    deadline = time.monotonic() + wait_seconds
-    delay = 0.05
-    while True:
-        try:
-            return duckdb.connect(str(path), read_only=read_only)
-        except duckdb.IOException as error:
-            if not _is_lock_error(error) or time.monotonic() > deadline:
-                raise
-            time.sleep(delay)
-            delay = min(delay * 2, 1.0)
-
 
 class Transaction:
     def __init__(self, connection: duckdb.DuckDBPyConnection):
