@@ -76,6 +76,28 @@ def _npmi(n_ab: int, n_a: int, n_b: int, n: int) -> float:
     return math.log(p_ab / ((n_a / n) * (n_b / n))) / -math.log(p_ab)
 
 
+def _with_endpoints(pairs: pl.DataFrame, entities: pl.DataFrame, corpus: str, *description: pl.Expr) -> pl.DataFrame:
+    """Relationship rows from (source_key, target_key, weight, ...) pairs: endpoint titles
+    and ids, a stable id, combined degree, the given description columns, and
+    human-readable ids in weight order."""
+    ends = entities.select("name_key", "title", "id", "degree")
+    return (
+        pairs.join(ends.rename({"name_key": "source_key", "title": "source", "id": "source_id", "degree": "d_s"}), on="source_key")
+        .join(ends.rename({"name_key": "target_key", "title": "target", "id": "target_id", "degree": "d_t"}), on="target_key")
+        .with_columns(
+            pl.struct("source_key", "target_key")
+            .map_elements(lambda row: stable_id(corpus, "relationship", row["source_key"], row["target_key"]), return_dtype=pl.String)
+            .alias("id"),
+            (pl.col("d_s") + pl.col("d_t")).cast(pl.Int64).alias("combined_degree"),
+            *description,
+            pl.lit(corpus).alias("corpus"),
+        )
+        .sort(["weight", "source", "target"], descending=[True, False, False])
+        .with_row_index("human_readable_id")
+        .with_columns(pl.col("human_readable_id").cast(pl.Int64))
+    )
+
+
 def build_graph(
     extracted_entities: pl.DataFrame,
     extracted_relationships: pl.DataFrame,
@@ -187,23 +209,15 @@ def build_graph(
         .select(list(ENTITY_COLUMNS))
         .cast(ENTITY_COLUMNS)
     )
-    titles = entities.select("name_key", "title", "id", "degree")
     relationships = (
-        pairs.join(titles.rename({"name_key": "source_key", "title": "source", "id": "source_id", "degree": "d_s"}), on="source_key")
-        .join(titles.rename({"name_key": "target_key", "title": "target", "id": "target_id", "degree": "d_t"}), on="target_key")
-        .with_columns(
-            pl.struct("source_key", "target_key")
-            .map_elements(lambda row: stable_id(corpus, "relationship", row["source_key"], row["target_key"]), return_dtype=pl.String)
-            .alias("id"),
-            (pl.col("d_s") + pl.col("d_t")).cast(pl.Int64).alias("combined_degree"),
+        _with_endpoints(
+            pairs,
+            entities,
+            corpus,
             pl.struct("source", "target", "descriptions", "n_ab")
             .map_elements(lambda row: _relationship_description(row, limit), return_dtype=pl.String)
             .alias("description"),
-            pl.lit(corpus).alias("corpus"),
         )
-        .sort(["weight", "source", "target"], descending=[True, False, False])
-        .with_row_index("human_readable_id")
-        .with_columns(pl.col("human_readable_id").cast(pl.Int64))
         .select(list(RELATIONSHIP_COLUMNS))
         .cast(RELATIONSHIP_COLUMNS)
     )
@@ -282,22 +296,12 @@ def merge_extracted_graph(
         .with_row_index("human_readable_id")
         .with_columns(pl.col("human_readable_id").cast(pl.Int64))
     )
-    ends = entities.select("name_key", "title", "id", "degree")
-    relationships = (
-        pairs.join(ends.rename({"name_key": "source_key", "title": "source", "id": "source_id", "degree": "d_s"}), on="source_key")
-        .join(ends.rename({"name_key": "target_key", "title": "target", "id": "target_id", "degree": "d_t"}), on="target_key")
-        .with_columns(
-            pl.struct("source_key", "target_key")
-            .map_elements(lambda row: stable_id(corpus, "relationship", row["source_key"], row["target_key"]), return_dtype=pl.String)
-            .alias("id"),
-            (pl.col("d_s") + pl.col("d_t")).cast(pl.Int64).alias("combined_degree"),
-            pl.col("descriptions").list.join(" ").alias("description"),
-            pl.col("descriptions").list.len().alias("description_count"),
-            pl.lit(corpus).alias("corpus"),
-        )
-        .sort(["weight", "source", "target"], descending=[True, False, False])
-        .with_row_index("human_readable_id")
-        .with_columns(pl.col("human_readable_id").cast(pl.Int64))
+    relationships = _with_endpoints(
+        pairs,
+        entities,
+        corpus,
+        pl.col("descriptions").list.join(" ").alias("description"),
+        pl.col("descriptions").list.len().alias("description_count"),
     )
     return entities, relationships
 
