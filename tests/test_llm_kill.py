@@ -34,12 +34,13 @@ def test_sigkill_mid_extraction_then_rerun_repeats_no_finished_call(tmp_path, in
             "GRAPHRAG_LLM_CONCURRENCY": "2",
         }
         command = [sys.executable, "-m", "graphrag_assets.cli", "--input", str(input_dir), "--db", str(tmp_path / "index.duckdb"), "--vectors", str(tmp_path / "lancedb")]
-        process = subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # Its own process group: the kill takes down everything it started, as a crash would.
+        process = subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + 120
         while len([r for r in fake.completions() if "finished" in r]) < 10:
             assert time.monotonic() < deadline and process.poll() is None, "indexer ended before it could be killed"
             time.sleep(0.05)
-        process.send_signal(signal.SIGKILL)
+        os.killpg(process.pid, signal.SIGKILL)
         process.wait()
         killed_at = time.monotonic()
         # Answered well before the kill (the cache write follows the response by milliseconds).
