@@ -22,7 +22,6 @@ from .fingerprints import graph_settings_hash, source_settings_hash
 from .llm.resources import EmbeddingResource, LLMResource
 from .settings import IndexSettings
 from .storage.duckdb_store import IndexStore
-from .storage.schema import TABLES
 
 # Runs launched by this process carry these tags, so that a later pass can tell a run
 # whose process died (SIGKILL, power loss) from one that is still going.

@@ -136,6 +136,17 @@ def offline_map(scorer: RelevanceScorer, batch: pl.DataFrame, batch_number: int)
     return points
 
 
+def _model_ratings(llm, question: str):
+    """Rates a level's reports with the model, all at once."""
+    from .llm import Rating
+
+    def rate_level(rows: list[dict]) -> list[int]:
+        answers = llm.ask_many("rate_community", Rating, [{"question": question, "report": r["full_content"]} for r in rows])
+        return [a.rating for a in answers]
+
+    return rate_level
+
+
 def run_global(question: str, reader: IndexReader, settings: GlobalSettings = GlobalSettings(), llm=None) -> SearchResult:
     """``llm``: a ``graphrag_query.llm.QueryLLM`` for model-written map points, ratings and
     answer; None for the offline, extractive path."""
@@ -145,14 +156,7 @@ def run_global(question: str, reader: IndexReader, settings: GlobalSettings = Gl
     level_reports = reports_at_level(all_reports, settings.community_level)
     details: dict = {"reports_at_level": level_reports.height}
     if settings.dynamic:
-        rate_level = None
-        if llm is not None:
-            from .llm import Rating
-
-            def rate_level(rows):
-                answers = llm.ask_many("rate_community", Rating, [{"question": question, "report": r["full_content"]} for r in rows])
-                return [a.rating for a in answers]
-
+        rate_level = _model_ratings(llm, question) if llm is not None else None
         reports, ratings = select_dynamically(all_reports, scorer, settings, rate_level)
         details |= {"reports_rated": ratings.height, "reports_selected": reports.height}
     else:

@@ -5,8 +5,6 @@ from collections import Counter
 import duckdb
 import pytest
 
-from graphrag_assets.defs.build import build_definitions
-from graphrag_assets.indexing import run_index
 
 from .fake_openai import FakeOpenAI, Fault
 

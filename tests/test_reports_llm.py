@@ -1,6 +1,5 @@
 """LLM report context: the input token budget and sub-community substitution."""
 
-import polars as pl
 
 from graphrag_assets.core.reports_llm import needs_sub_reports, report_context
 from graphrag_assets.core.tokens import count_tokens

@@ -78,6 +78,34 @@ def _findings(members: list[dict], internal: list[dict]) -> list[dict]:
     return findings
 
 
+def report_row(
+    community: dict, corpus: str, title: str, summary: str, rating: float, rating_explanation: str, findings: list[dict], generated_by: str
+) -> dict:
+    """A ``community_reports`` row, whoever wrote the report (extractive or a model)."""
+    full_content = "\n\n".join([f"# {title}", summary] + [f"## {f['summary']}\n\n{f['explanation']}" for f in findings])
+    document = {"title": title, "summary": summary, "rating": rating, "rating_explanation": rating_explanation, "findings": findings}
+    return {
+        "id": stable_id(corpus, "community_report", community["id"]),
+        "human_readable_id": community["human_readable_id"],
+        "community": community["community"],
+        "level": community["level"],
+        "parent": community["parent"],
+        "children": community["children"],
+        "title": title,
+        "summary": summary,
+        "full_content": full_content,
+        "rank": float(rating),
+        "rating_explanation": rating_explanation,
+        "findings": findings,
+        "full_content_json": json.dumps(document, ensure_ascii=False),
+        "period": community["period"],
+        "size": community["size"],
+        "corpus": corpus,
+        "generated_by": generated_by,
+        "content_hash": content_hash(full_content),
+    }
+
+
 def extractive_reports(
     communities: pl.DataFrame, entities: pl.DataFrame, relationships: pl.DataFrame, corpus: str
 ) -> pl.DataFrame:
@@ -113,37 +141,5 @@ def extractive_reports(
             f"Extractive rank {rank}: total weight of this community's relationships relative to the "
             "heaviest community of the corpus (no LLM was used)."
         )
-        full_content = "\n\n".join(
-            [f"# {title}", summary]
-            + [f"## {finding['summary']}\n\n{finding['explanation']}" for finding in findings]
-        )
-        document = {
-            "title": title,
-            "summary": summary,
-            "rating": rank,
-            "rating_explanation": rating_explanation,
-            "findings": findings,
-        }
-        rows.append(
-            {
-                "id": stable_id(corpus, "community_report", community["id"]),
-                "human_readable_id": community["human_readable_id"],
-                "community": community["community"],
-                "level": community["level"],
-                "parent": community["parent"],
-                "children": community["children"],
-                "title": title,
-                "summary": summary,
-                "full_content": full_content,
-                "rank": rank,
-                "rating_explanation": rating_explanation,
-                "findings": findings,
-                "full_content_json": json.dumps(document, ensure_ascii=False),
-                "period": community["period"],
-                "size": community["size"],
-                "corpus": corpus,
-                "generated_by": EXTRACTIVE,
-                "content_hash": content_hash(full_content),
-            }
-        )
+        rows.append(report_row(community, corpus, title, summary, rank, rating_explanation, findings, EXTRACTIVE))
     return pl.DataFrame(rows, schema=REPORT_COLUMNS)

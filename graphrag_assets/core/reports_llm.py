@@ -10,15 +10,13 @@ gets the extractive report, marked as a fallback, and the failure is recorded.
 from __future__ import annotations
 
 import asyncio
-import json
 
 import polars as pl
 
-from ..llm.client import LLMClient, LLMError
+from ..llm.client import LLMError
 from ..llm.models import CommunityReport
 from ..llm.prompts import load_prompt
-from .ids import content_hash, stable_id
-from .reports import REPORT_COLUMNS, extractive_reports
+from .reports import REPORT_COLUMNS, extractive_reports, report_row
 from .tokens import count_tokens
 
 FALLBACK = "extractive (LLM failed)"
@@ -101,27 +99,7 @@ def report_context(
 
 def _row(community: dict, report: CommunityReport, corpus: str, model: str) -> dict:
     findings = [{"summary": f.summary, "explanation": f.explanation} for f in report.findings]
-    full_content = "\n\n".join([f"# {report.title}", report.summary] + [f"## {f['summary']}\n\n{f['explanation']}" for f in findings])
-    return {
-        "id": stable_id(corpus, "community_report", community["id"]),
-        "human_readable_id": community["human_readable_id"],
-        "community": community["community"],
-        "level": community["level"],
-        "parent": community["parent"],
-        "children": community["children"],
-        "title": report.title,
-        "summary": report.summary,
-        "full_content": full_content,
-        "rank": float(report.rating),
-        "rating_explanation": report.rating_explanation,
-        "findings": findings,
-        "full_content_json": json.dumps(report.model_dump(), ensure_ascii=False),
-        "period": community["period"],
-        "size": community["size"],
-        "corpus": corpus,
-        "generated_by": model,
-        "content_hash": content_hash(full_content),
-    }
+    return report_row(community, corpus, report.title, report.summary, report.rating, report.rating_explanation, findings, model)
 
 
 def llm_reports(

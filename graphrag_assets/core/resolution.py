@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-import numpy as np
 import polars as pl
 from rapidfuzz import fuzz
 
