@@ -11,13 +11,6 @@ from graphrag_assets.core.tokens import count_tokens
 from .result import Citation
 
 
-def render_table(header: list[str], rows: Iterable[list[object]]) -> str:
-    """graphrag-style pipe-separated table text for a prompt."""
-    lines = ["|".join(header)]
-    lines += ["|".join(str(value).replace("\n", " ") for value in row) for row in rows]
-    return "\n".join(lines)
-
-
 def pack(
     frame: pl.DataFrame, render: Callable[[dict], str], budget: int, header: str = ""
 ) -> tuple[pl.DataFrame, str, int]:

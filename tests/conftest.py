@@ -12,6 +12,15 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_CORPUS = REPO / "sample_corpus"
 SHARED = REPO.parent / "shared"
+# (asset, check) of every check an offline index runs
+OFFLINE_CHECKS = [
+    ("documents", "sources_readable"),
+    ("text_units", "text_units_belong_to_documents"),
+    ("relationships", "endpoints_are_entities"),
+    ("communities", "members_exist"),
+    ("community_reports", "every_community_has_a_report"),
+    ("embeddings", "vector_dimensions_consistent"),
+]
 
 
 def pytest_configure(config):

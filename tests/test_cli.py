@@ -9,7 +9,7 @@ import duckdb
 from dagster import AssetCheckKey, AssetKey, DagsterInstance
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
-from .conftest import REPO, shared_path
+from .conftest import OFFLINE_CHECKS, REPO, shared_path
 
 
 def _run(args, dagster_home, tmp_path, **env):
@@ -43,11 +43,7 @@ def test_christmas_carol_index_meets_the_bar_and_its_checks_pass(dagster_home, t
     assert kinds == 3
     os.environ["DAGSTER_HOME"] = str(dagster_home)
     with DagsterInstance.get() as instance:
-        keys = [key for key in [AssetCheckKey(AssetKey(a), n) for a, n in [
-            ("documents", "sources_readable"), ("text_units", "text_units_belong_to_documents"),
-            ("relationships", "endpoints_are_entities"), ("communities", "members_exist"),
-            ("community_reports", "every_community_has_a_report"), ("embeddings", "vector_dimensions_consistent"),
-        ]]]
+        keys = [AssetCheckKey(AssetKey(a), n) for a, n in OFFLINE_CHECKS]
         statuses = {r.status for r in instance.event_log_storage.get_latest_asset_check_execution_by_key(keys).values()}
         assert statuses == {AssetCheckExecutionRecordStatus.SUCCEEDED}
         assert len(instance.get_runs()) == 2  # one source run, one graph run

@@ -12,14 +12,8 @@ from dagster._core.storage.asset_check_execution_record import AssetCheckExecuti
 from graphrag_assets.defs.build import build_definitions
 from graphrag_assets.indexing import RANGE_END_TAG, RANGE_START_TAG
 
-CHECKS = [
-    ("documents", "sources_readable"),
-    ("text_units", "text_units_belong_to_documents"),
-    ("relationships", "endpoints_are_entities"),
-    ("communities", "members_exist"),
-    ("community_reports", "every_community_has_a_report"),
-    ("embeddings", "vector_dimensions_consistent"),
-]
+from .conftest import OFFLINE_CHECKS
+
 GRAPH_TABLES = ["entities", "relationships", "communities", "community_reports", "embeddings"]
 
 
@@ -29,7 +23,7 @@ def _table(settings, sql: str) -> pl.DataFrame:
 
 
 def _check_statuses(instance) -> dict[str, AssetCheckExecutionRecordStatus]:
-    keys = [AssetCheckKey(AssetKey(asset), name) for asset, name in CHECKS]
+    keys = [AssetCheckKey(AssetKey(asset), name) for asset, name in OFFLINE_CHECKS]
     latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(keys)
     return {key.name: record.status for key, record in latest.items()}
 

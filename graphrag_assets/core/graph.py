@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from .extraction.records import majority_type
 from .ids import stable_id
 
 ENTITY_COLUMNS = {
@@ -230,9 +231,7 @@ def _majority_type(row: dict) -> str:
     counts: dict[str, int] = {}
     for entity_type, mentions in zip(row["type"], row["mentions"]):
         counts[entity_type] = counts.get(entity_type, 0) + mentions
-    typed = {t: n for t, n in counts.items() if t not in ("OTHER", "CONCEPT")}
-    pool = typed or counts
-    return sorted(pool.items(), key=lambda item: (-item[1], item[0]))[0][0]
+    return majority_type(counts)
 
 
 def _relationship_description(row: dict, limit: int) -> str:

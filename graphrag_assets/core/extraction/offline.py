@@ -18,7 +18,7 @@ from ..chunking import split_sentences
 from .chinese import chinese_mentions, has_chinese
 from .english import Mention, english_mentions, lowercase_vocabulary
 from .names import name_key
-from .records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS
+from .records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS, majority_type
 
 MAX_SENTENCE_CHARS = 400
 SENTENCES_PER_RECORD = 2
@@ -41,12 +41,6 @@ def mentions_of(text: str, known_lowercase: set[str] | None = None) -> tuple[lis
     if has_chinese(text):
         mentions += chinese_mentions(sentences)
     return sentences, mentions
-
-
-def _majority_type(types: Counter) -> str:
-    typed = {t: n for t, n in types.items() if t not in ("OTHER", "CONCEPT")}
-    pool = typed or types
-    return sorted(pool.items(), key=lambda item: (-item[1], item[0]))[0][0]
 
 
 def extract_offline(text_units: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -75,7 +69,7 @@ def extract_offline(text_units: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFram
                 | {
                     "name_key": key,
                     "title": title,
-                    "type": _majority_type(Counter(m.type for m in found)),
+                    "type": majority_type(Counter(m.type for m in found)),
                     "description": " ".join(_tidy(sentences[i]) for i in evidence[:SENTENCES_PER_RECORD]),
                     "mentions": len(found),
                 }

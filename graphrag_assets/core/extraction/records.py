@@ -1,7 +1,19 @@
 """The per-text-unit records every extraction method writes (offline or LLM), so that the
 graph merge and incremental rebuilds read one format."""
 
+from collections.abc import Mapping
+
 import polars as pl
+
+UNTYPED = ("OTHER", "CONCEPT")
+
+
+def majority_type(counts: Mapping[str, int]) -> str:
+    """The most frequent type, preferring a specific one (person, place...) over OTHER and
+    CONCEPT; ties by name, so the choice is deterministic."""
+    typed = {t: n for t, n in counts.items() if t not in UNTYPED}
+    pool = typed or counts
+    return sorted(pool.items(), key=lambda item: (-item[1], item[0]))[0][0]
 
 EXTRACTED_ENTITY_COLUMNS = {
     "text_unit_id": pl.String,
