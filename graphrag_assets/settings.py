@@ -40,6 +40,8 @@ class IndexSettings(ConfigurableResource):
     min_edge_weight_pct: float = 40.0  # GRAPHRAG_MIN_EDGE_WEIGHT_PCT
     max_cluster_size: int = 10  # GRAPHRAG_MAX_CLUSTER_SIZE
     leiden_seed: int = 0xDEADBEEF  # GRAPHRAG_LEIDEN_SEED
+    leiden_trials: int = 100  # GRAPHRAG_LEIDEN_TRIALS: runs per partition, best kept (stability)
+    leiden_iterations: int = 2  # GRAPHRAG_LEIDEN_ITERATIONS
     embedder: str = "hashed"  # GRAPHRAG_EMBEDDER: hashed | minilm
     embedding_dimensions: int = 256  # GRAPHRAG_EMBEDDING_DIMENSIONS (hashed only)
     entity_resolution: bool = True  # GRAPHRAG_ENTITY_RESOLUTION: merge near-identical names
@@ -90,7 +92,7 @@ class IndexSettings(ConfigurableResource):
         return GraphSettings(self.min_name_mentions, self.min_concept_frequency, self.min_edge_weight_pct)
 
     def communities(self) -> CommunitySettings:
-        return CommunitySettings(self.max_cluster_size, self.leiden_seed)
+        return CommunitySettings(self.max_cluster_size, self.leiden_seed, self.leiden_trials, self.leiden_iterations)
 
     def resolution(self) -> ResolutionSettings:
         return ResolutionSettings(enabled=self.entity_resolution)
@@ -129,6 +131,8 @@ class IndexSettings(ConfigurableResource):
                 "min_edge_weight_pct",
                 "max_cluster_size",
                 "leiden_seed",
+                "leiden_trials",
+                "leiden_iterations",
                 "embedder",
                 "embedding_dimensions",
                 "entity_resolution",

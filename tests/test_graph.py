@@ -104,6 +104,20 @@ def test_hierarchical_communities_on_a_real_book():
     assert len(by_key) == communities.height
     assert detect_communities(relationships, "c")["id"].to_list() == communities["id"].to_list()
 
+    # Canonical, not just seeded: another seed finds the same communities, and one new
+    # entity hanging off an existing one changes only that entity's community and its
+    # ancestors, so an incremental update rewrites few reports.
+    def groups(found):
+        return {(row["level"], tuple(row["entity_ids"])) for row in found.iter_rows(named=True)}
+
+    assert groups(detect_communities(relationships, "c", CommunitySettings(seed=7))) == groups(communities)
+    anchor = relationships.row(5, named=True)
+    pendant = pl.DataFrame([anchor | {"id": "r-new", "target_id": "e-new", "target": "Newcomer", "weight": 1.0}], schema=relationships.schema)
+    grown = detect_communities(pl.concat([relationships, pendant]), "c")
+    changed = groups(grown) - groups(communities)
+    assert all("e-new" in members for _, members in changed)
+    assert len(changed) <= communities["level"].n_unique()
+
 
 def test_community_numbers_stay_stable_across_a_small_change():
     from graphrag_assets.core.communities import COMMUNITY_COLUMNS, stabilize_numbers

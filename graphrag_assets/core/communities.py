@@ -3,6 +3,19 @@
 Level 0 is the coarsest partition; a community larger than ``max_cluster_size`` is split
 again on the next level. Every level is kept, with parent/children links, the
 relationships inside each community and the text units those relationships come from.
+
+The clustering is a function of the graph alone (so an incremental update reaches the same
+communities as a full rebuild) and is made *canonical* rather than merely seeded:
+
+- each partition is the best of ``trials`` Leiden runs by modularity. A single run lands
+  in one of many near-optimal partitions, and which one depends on every node through the
+  shared random sequence, so adding three nodes reshuffled half the communities of a
+  podcast graph; the best of 100 runs is the same partition whatever the seed, and a small
+  change of the graph moves only the communities around it;
+- a community too big for ``max_cluster_size`` is split by clustering its own subgraph,
+  so its sub-communities depend on its members and their links only, not on the rest of
+  the graph (graspologic's hierarchical_leiden threads one random state through all of
+  them).
 """
 
 from __future__ import annotations
@@ -37,12 +50,16 @@ COMMUNITY_COLUMNS = {
 class CommunitySettings:
     max_cluster_size: int = 10
     seed: int = 0xDEADBEEF
+    trials: int = 100  # Leiden runs per partition, best modularity kept (see module docstring)
+    iterations: int = 2  # Leiden cycles per run
     use_lcc: bool = False  # cluster only the largest connected component (graphrag's option)
     exclude_ego_node: bool = True
 
     def __post_init__(self):
         if self.max_cluster_size < 2:
             raise ValueError(f"max_cluster_size must be >= 2 (GRAPHRAG_MAX_CLUSTER_SIZE), got {self.max_cluster_size}")
+        if self.trials < 1 or self.iterations < 1:
+            raise ValueError(f"GRAPHRAG_LEIDEN_TRIALS and GRAPHRAG_LEIDEN_ITERATIONS must be >= 1, got {self.trials} and {self.iterations}")
 
 
 def ego_node(relationships: pl.DataFrame) -> str | None:
@@ -66,6 +83,48 @@ def _largest_component(edges: list[tuple[str, str, float]]) -> list[tuple[str, s
     return [edge for edge in edges if edge[0] in largest]
 
 
+def _partition(edges: list[tuple[str, str, float]], settings: CommunitySettings) -> list[list[str]]:
+    """The best of ``settings.trials`` Leiden partitions, as sorted member lists ordered by
+    their first member (numbering that depends on the groups, not on Leiden's labels)."""
+    _, membership = gn.leiden(edges, seed=settings.seed, trials=settings.trials, iterations=settings.iterations)
+    groups: dict[int, list[str]] = defaultdict(list)
+    for node, label in membership.items():
+        groups[label].append(node)
+    return sorted((sorted(group) for group in groups.values()), key=lambda group: group[0])
+
+
+def _hierarchy(edges: list[tuple[str, str, float]], settings: CommunitySettings) -> tuple[dict[tuple[int, int], list[str]], dict[int, int]]:
+    """((level, cluster) -> members, cluster -> parent cluster or -1). Level 0 partitions
+    the whole graph; each community above the size limit is split by partitioning its own
+    subgraph, level after level, until every community fits or cannot be split."""
+    members: dict[tuple[int, int], list[str]] = {}
+    parent_of: dict[int, int] = {}
+    pending = [(0, -1, edges)]  # (level, parent cluster, edges of the subgraph to partition)
+    while pending:
+        level, parent, subgraph = pending.pop(0)
+        groups = _partition(subgraph, settings)
+        if parent != -1 and len(groups) < 2:
+            continue  # the parent cannot be split further: it stays a leaf
+        group_of: dict[str, int] = {}
+        numbers = []
+        for group in groups:
+            cluster = len(parent_of)
+            parent_of[cluster] = parent
+            members[(level, cluster)] = group
+            numbers.append(cluster)
+            group_of.update((node, cluster) for node in group)
+        inside: dict[int, list[tuple[str, str, float]]] = defaultdict(list)
+        for edge in subgraph:
+            if group_of[edge[0]] == group_of[edge[1]]:
+                inside[group_of[edge[0]]].append(edge)
+        pending.extend(
+            (level + 1, cluster, inside[cluster])
+            for cluster, group in zip(numbers, groups)
+            if len(group) > settings.max_cluster_size and inside[cluster]
+        )
+    return members, parent_of
+
+
 def detect_communities(
     relationships: pl.DataFrame,
     corpus: str,
@@ -85,13 +144,7 @@ def detect_communities(
         edges = _largest_component(edges)
     if not edges:
         return pl.DataFrame(schema=COMMUNITY_COLUMNS)
-    clusters = gn.hierarchical_leiden(edges, max_cluster_size=settings.max_cluster_size, seed=settings.seed)
-
-    members: dict[tuple[int, int], list[str]] = defaultdict(list)
-    parent_of: dict[int, int] = {}
-    for item in clusters:
-        members[(item.level, item.cluster)].append(item.node)
-        parent_of[item.cluster] = item.parent_cluster if item.parent_cluster is not None else -1
+    members, parent_of = _hierarchy(edges, settings)
     children: dict[int, list[int]] = defaultdict(list)
     for level, cluster in members:
         if parent_of[cluster] != -1:
