@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import re
-from collections.abc import Iterator
+import contextlib
+import inspect
+from collections.abc import AsyncIterator, Iterator
 
-from .basic_mode import BasicSettings, run_basic
-from .drift_mode import DriftSettings, run_drift
-from .global_mode import GlobalSettings, run_global
-from .local_mode import LocalSettings, Turn, run_local
+from .basic_mode import BasicSettings, prepare_basic
+from .drift_mode import DriftSettings, prepare_drift
+from .global_mode import GlobalSettings, prepare_global
+from .local_mode import LocalSettings, Turn, prepare_local
 from .reader import IndexReader
-from .result import SearchResult
+from .result import PreparedSearch, SearchResult
 from .router import route
 
 METHODS = ("global", "local", "drift", "basic")
@@ -40,12 +41,6 @@ def _llm(use_llm: bool | None):
     return llm
 
 
-def _with_usage(result: SearchResult, llm) -> SearchResult:
-    if llm is not None:
-        result.usage.llm_calls, result.usage.prompt_tokens, result.usage.completion_tokens = llm.usage_numbers()
-    return result
-
-
 def global_search(
     question: str,
     *,
@@ -66,7 +61,7 @@ def global_search(
         response_type=response_type, allow_general_knowledge=allow_general_knowledge,
     )
     llm = _llm(use_llm)
-    return _with_usage(run_global(question, _reader(database, vectors, corpus, reader), settings, llm=llm), llm)
+    return prepare_global(question, _reader(database, vectors, corpus, reader), settings, llm=llm).finish()
 
 
 def local_search(
@@ -89,7 +84,7 @@ def local_search(
         top_k_entities=top_k_entities, budget=budget, text_unit_share=text_unit_share, community_share=community_share, response_type=response_type
     )
     llm = _llm(use_llm)
-    return _with_usage(run_local(question, _reader(database, vectors, corpus, reader), settings, history, exclude_entities, llm=llm), llm)
+    return prepare_local(question, _reader(database, vectors, corpus, reader), settings, history, exclude_entities, llm=llm).finish()
 
 
 def drift_search(
@@ -107,7 +102,7 @@ def drift_search(
 ) -> SearchResult:
     settings = DriftSettings(primer_reports=primer_reports, depth=depth, followups_per_round=followups_per_round, response_type=response_type)
     llm = _llm(use_llm)
-    return _with_usage(run_drift(question, _reader(database, vectors, corpus, reader), settings, llm=llm), llm)
+    return prepare_drift(question, _reader(database, vectors, corpus, reader), settings, llm=llm).finish()
 
 
 def basic_search(
@@ -123,7 +118,7 @@ def basic_search(
     reader: IndexReader | None = None,
 ) -> SearchResult:
     llm = _llm(use_llm)
-    return _with_usage(run_basic(question, _reader(database, vectors, corpus, reader), BasicSettings(k=k, budget=budget, response_type=response_type), llm=llm), llm)
+    return prepare_basic(question, _reader(database, vectors, corpus, reader), BasicSettings(k=k, budget=budget, response_type=response_type), llm=llm).finish()
 
 
 def search(
@@ -141,23 +136,34 @@ def search(
 ) -> SearchResult:
     """Answer with the given method, or route automatically (``method="auto"``): the
     result's ``method`` and ``route_reason`` say which mode ran and why."""
+    return _prepare(
+        question, method=method, database=database, vectors=vectors, corpus=corpus, history=history,
+        community_level=community_level, response_type=response_type, use_llm=use_llm, reader=reader,
+    ).finish()
+
+
+def _prepare(question: str, *, method, database, vectors, corpus, history, community_level, response_type, use_llm, reader) -> PreparedSearch:
+    """``search`` up to its answer: the method routed, the context built (with an LLM, the
+    map, rating and DRIFT steps done), the answer still to be written."""
     reader = _reader(database, vectors, corpus, reader)
     reason = None
     if method == "auto":
         method, reason = route(question, reader)
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)} or 'auto', got {method!r}")
+    llm = _llm(use_llm)
     if method == "global":
         dynamic = reason is not None  # routed questions use dynamic selection
-        result = global_search(question, reader=reader, community_level=community_level, dynamic=dynamic, response_type=response_type, use_llm=use_llm)
+        settings = GlobalSettings(community_level=community_level, dynamic=dynamic, response_type=response_type)
+        prepared = prepare_global(question, reader, settings, llm=llm)
     elif method == "local":
-        result = local_search(question, reader=reader, history=history, response_type=response_type, use_llm=use_llm)
+        prepared = prepare_local(question, reader, LocalSettings(response_type=response_type), history, llm=llm)
     elif method == "drift":
-        result = drift_search(question, reader=reader, response_type=response_type, use_llm=use_llm)
+        prepared = prepare_drift(question, reader, DriftSettings(response_type=response_type), llm=llm)
     else:
-        result = basic_search(question, reader=reader, response_type=response_type, use_llm=use_llm)
-    result.route_reason = reason
-    return result
+        prepared = prepare_basic(question, reader, BasicSettings(response_type=response_type), llm=llm)
+    prepared.result.route_reason = reason
+    return prepared
 
 
 async def asearch(question: str, **options) -> SearchResult:
@@ -166,19 +172,49 @@ async def asearch(question: str, **options) -> SearchResult:
 
 
 class SearchStream:
-    """Iterate to receive the answer piece by piece; ``result`` holds the whole result
-    once iteration is over."""
+    """``search``, answered piece by piece. Iterate it, with ``for`` or, in async code,
+    ``async for``: the method is routed and the context built first (in async code, in a
+    worker thread), then the answer arrives as the model writes it, token by token
+    (offline: line by line). Once iteration is over, ``result`` holds the whole
+    ``SearchResult``, its ``answer`` the pieces joined; it stays None if iteration stops
+    early. Options are those of ``search`` and are checked at once; every iteration runs
+    the search anew."""
 
     def __init__(self, question: str, **options):
+        arguments = inspect.signature(search).bind(question, **options)
+        arguments.apply_defaults()
         self.question = question
         self.options = options
         self.result: SearchResult | None = None
+        self._arguments = arguments.arguments
 
     def __iter__(self) -> Iterator[str]:
-        self.result = search(self.question, **self.options)
-        for piece in re.split(r"(?<=\n)", self.result.answer):
-            yield piece
+        self.result = None
+        prepared = _prepare(**self._arguments)
+        written = []
+        with contextlib.closing(prepared.pieces()) as pieces:
+            for piece in pieces:
+                written.append(piece)
+                yield piece
+        self.result = prepared.complete("".join(written))
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        self.result = None
+        prepared = await asyncio.to_thread(_prepare, **self._arguments)
+        written = []
+        async with contextlib.aclosing(prepared.apieces()) as pieces:
+            async for piece in pieces:
+                written.append(piece)
+                yield piece
+        self.result = prepared.complete("".join(written))
 
 
 def search_stream(question: str, **options) -> SearchStream:
+    """The answer of ``search`` piece by piece, as the model writes it: see ``SearchStream``.
+
+        stream = search_stream("What are the main themes?")
+        for piece in stream:  # or: async for piece in stream
+            print(piece, end="", flush=True)
+        stream.result.citations
+    """
     return SearchStream(question, **options)

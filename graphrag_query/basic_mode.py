@@ -10,7 +10,7 @@ import polars as pl
 from .context import citations_for, pack
 from .extractive import Evidence, compose
 from .reader import IndexReader
-from .result import SearchResult, Usage
+from .result import PreparedSearch, SearchResult, Usage
 
 
 @dataclass(frozen=True)
@@ -28,22 +28,25 @@ def build_basic_context(question: str, reader: IndexReader, settings: BasicSetti
     return pack(units, lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "), settings.budget, "id|text")
 
 
-def run_basic(question: str, reader: IndexReader, settings: BasicSettings = BasicSettings(), llm=None) -> SearchResult:
+def prepare_basic(question: str, reader: IndexReader, settings: BasicSettings = BasicSettings(), llm=None) -> PreparedSearch:
     started = time.perf_counter()
     kept, text, tokens = build_basic_context(question, reader, settings)
+    prompt, values = None, {}
     if llm is not None:
-        from .local_mode import answer_with_llm
+        from .local_mode import ANSWER_PROMPT, answer_values
 
-        answer, generated_by = answer_with_llm(llm, question, f"-----Sources-----\n{text}", settings.response_type), llm.model
+        prompt, values = ANSWER_PROMPT, answer_values(question, f"-----Sources-----\n{text}", settings.response_type)
+        answer, generated_by = "", llm.model
     else:
         evidence = [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in kept.iter_rows(named=True)]
         answer, generated_by = compose(question, evidence), "extractive"
-    return SearchResult(
+    result = SearchResult(
         question=question,
         method="basic",
         answer=answer,
         context={"sources": kept.select("id", "human_readable_id", "document_id", "similarity", "text")},
         citations=citations_for(kept["id"].to_list(), reader.table("text_units"), reader.table("documents")),
-        usage=Usage(context_tokens=tokens, seconds=time.perf_counter() - started),
+        usage=Usage(context_tokens=tokens),
         generated_by=generated_by,
     )
+    return PreparedSearch(result, started, llm, prompt, values)

@@ -1,7 +1,7 @@
 """DRIFT search: a primer over the most relevant reports gives an intermediate answer
 and follow-up questions; each round answers the top-ranked open follow-ups with local
 search, which yields answers and new follow-ups; the tree of answers is reduced into the
-final answer and returned as context.
+final answer (the one step left to the returned ``PreparedSearch``) and returned as context.
 
 Offline, the primer's hypothetical-answer expansion appends the summary of the report
 that best matches the question before embedding it, and follow-ups ask about the
@@ -16,10 +16,10 @@ import polars as pl
 
 from .context import citations_for
 from .extractive import Evidence, compose
-from .local_mode import LocalSettings, build_local_context, run_local
+from .local_mode import LocalSettings, build_local_context, prepare_local
 from .reader import IndexReader
 from .relevance import RelevanceScorer
-from .result import SearchResult, Usage
+from .result import PreparedSearch, SearchResult, Usage
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def _followups(question: str, entity_ids: list[str], entities: pl.DataFrame, sco
     return found
 
 
-def run_drift(question: str, reader: IndexReader, settings: DriftSettings = DriftSettings(), llm=None) -> SearchResult:
+def prepare_drift(question: str, reader: IndexReader, settings: DriftSettings = DriftSettings(), llm=None) -> PreparedSearch:
     started = time.perf_counter()
     reports = reader.table("community_reports")
     entities = reader.table("entities")
@@ -105,7 +105,7 @@ def run_drift(question: str, reader: IndexReader, settings: DriftSettings = Drif
                 queue.extend({"question": q, "score": step.score, "parent": node_id} for q in fresh[: settings.followups_per_answer])
             continue
         for followup in current:
-            result = run_local(followup["question"], reader, settings.local)
+            result = prepare_local(followup["question"], reader, settings.local).finish()
             local_tokens += result.usage.context_tokens
             node_id = len(nodes)
             nodes.append({"id": node_id, "parent": followup["parent"], "depth": depth, "question": followup["question"], "score": followup["score"], "answer": result.answer})
@@ -114,23 +114,23 @@ def run_drift(question: str, reader: IndexReader, settings: DriftSettings = Drif
             new = _followups(question, result.context["entities"]["id"].to_list(), entities, scorer, asked, settings.followups_per_answer)
             queue.extend(f | {"parent": node_id} for f in new)
 
+    prompt, values = None, {}
     if llm is not None:
-        from .llm import TextAnswer
-
         answers = "\n\n".join(f"Q: {n['question']}\nA: {n['answer']}" for n in nodes)
-        answer = llm.ask("drift_reduce", TextAnswer, question=question, context=answers, response_type=settings.response_type).answer
-        generated_by = llm.model
+        prompt, values = "drift_reduce", {"question": question, "context": answers, "response_type": settings.response_type}
+        answer, generated_by = "", llm.model
     else:
         answer, generated_by = compose(question, evidence, limit=8), "extractive"
     tree = pl.DataFrame(nodes, schema={"id": pl.Int64, "parent": pl.Int64, "depth": pl.Int64, "question": pl.String, "score": pl.Int64, "answer": pl.String})
     used = pl.concat(sources).unique("id", maintain_order=True) if sources else pl.DataFrame(schema={"id": pl.String, "human_readable_id": pl.Int64, "document_id": pl.String, "text": pl.String})
-    return SearchResult(
+    result = SearchResult(
         question=question,
         method="drift",
         answer=answer,
         context={"tree": tree, "reports": primer.select("community", "title", "summary", "similarity"), "sources": used},
         citations=citations_for(used["id"].to_list(), reader.table("text_units"), reader.table("documents")),
-        usage=Usage(context_tokens=local_tokens, seconds=time.perf_counter() - started),
+        usage=Usage(context_tokens=local_tokens),
         generated_by=generated_by,
         details={"open_followups": len(queue), "depth_reached": int(tree["depth"].max() or 0)},
     )
+    return PreparedSearch(result, started, llm, prompt, values)

@@ -25,7 +25,7 @@ from .context import pack
 from .extractive import _clean
 from .reader import IndexReader
 from .relevance import RelevanceScorer
-from .result import EXTRACTIVE_LABEL, NO_DATA_ANSWER, SearchResult, Usage
+from .result import EXTRACTIVE_LABEL, NO_DATA_ANSWER, PreparedSearch, SearchResult, Usage
 
 
 @dataclass(frozen=True)
@@ -147,9 +147,10 @@ def _model_ratings(llm, question: str):
     return rate_level
 
 
-def run_global(question: str, reader: IndexReader, settings: GlobalSettings = GlobalSettings(), llm=None) -> SearchResult:
+def prepare_global(question: str, reader: IndexReader, settings: GlobalSettings = GlobalSettings(), llm=None) -> PreparedSearch:
     """``llm``: a ``graphrag_query.llm.QueryLLM`` for model-written map points, ratings and
-    answer; None for the offline, extractive path."""
+    answer; None for the offline, extractive path. The map steps run here, the reduce is
+    left to the ``PreparedSearch``."""
     started = time.perf_counter()
     all_reports = reader.table("community_reports")
     scorer = RelevanceScorer(question, all_reports["full_content"].to_list())
@@ -183,17 +184,15 @@ def run_global(question: str, reader: IndexReader, settings: GlobalSettings = Gl
     # Distinct reports any step read: with dynamic selection the rated ones (the mapped
     # ones are among them), otherwise those mapped.
     details |= {"map_batches": len(batches), "reports_read": ratings.height if ratings is not None else reports.height}
-    generated_by = "extractive"
+    generated_by, prompt, values = "extractive", None, {}
     if kept.is_empty():
         answer = NO_DATA_ANSWER
     elif llm is not None:
-        from .llm import TextAnswer
-
-        answer = llm.ask(
-            "global_reduce", TextAnswer, question=question, context=reduce_text, response_type=settings.response_type,
-            general_knowledge="Do not add knowledge from outside the points." if not settings.allow_general_knowledge else "You may add general knowledge, marked as such.",
-        ).answer
-        generated_by = llm.model
+        prompt, values = "global_reduce", {
+            "question": question, "context": reduce_text, "response_type": settings.response_type,
+            "general_knowledge": "Do not add knowledge from outside the points." if not settings.allow_general_knowledge else "You may add general knowledge, marked as such.",
+        }
+        answer, generated_by = "", llm.model
     else:
         lines = [EXTRACTIVE_LABEL]
         for point in kept.head(settings.max_answer_points).iter_rows(named=True):
@@ -205,12 +204,13 @@ def run_global(question: str, reader: IndexReader, settings: GlobalSettings = Gl
     context = {"reports": context_reports, "points": kept}
     if ratings is not None:
         context["ratings"] = ratings
-    return SearchResult(
+    result = SearchResult(
         question=question,
         method="global",
         answer=answer,
         context=context,
-        usage=Usage(context_tokens=sum(t for _, _, t in batches) + reduce_tokens, seconds=time.perf_counter() - started),
+        usage=Usage(context_tokens=sum(t for _, _, t in batches) + reduce_tokens),
         generated_by=generated_by,
         details=details | {"map_batch_tokens": [t for _, _, t in batches], "reduce_tokens": reduce_tokens, "reduce_context": reduce_text},
     )
+    return PreparedSearch(result, started, llm, prompt, values)

@@ -1,10 +1,12 @@
 """The query-time LLM: the same OpenAI-compatible client as the indexer (retries, limits,
-usage), with an in-memory cache per reader session. Imported only when an LLM is
-configured, so ``import graphrag_query`` stays light."""
+usage), with an in-memory cache per reader session. Map, rating and DRIFT steps are
+structured (JSON); final answers are plain text, streamed as the model writes them.
+Imported only when an LLM is configured, so ``import graphrag_query`` stays light."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Iterator
 
 import duckdb
 from pydantic import BaseModel, Field
@@ -25,10 +27,6 @@ class MapResult(BaseModel):
 
 class Rating(BaseModel):
     rating: int = Field(ge=0, le=5)
-
-
-class TextAnswer(BaseModel):
-    answer: str
 
 
 class DriftStep(BaseModel):
@@ -61,9 +59,29 @@ class QueryLLM:
     def ask(self, prompt_name: str, response_model: type[BaseModel], **values) -> BaseModel:
         return self.ask_many(prompt_name, response_model, [values])[0]
 
+    def astream(self, prompt_name: str, **values) -> AsyncIterator[str]:
+        """The model's plain-text answer to the prompt, piece by piece as it is written."""
+        prompt = load_prompt(prompt_name)
+        client = LLMClient(self.settings, self.cache, self.usage)
+        return client.stream_text("query", prompt.version, [{"role": "user", "content": prompt.render(**values)}])
+
+    def stream(self, prompt_name: str, **values) -> Iterator[str]:
+        """``astream`` for synchronous callers, on an event loop of its own."""
+        with asyncio.Runner() as runner:
+            pieces = self.astream(prompt_name, **values)
+            try:
+                while (piece := runner.run(_next(pieces))) is not None:
+                    yield piece
+            finally:
+                runner.run(pieces.aclose())
+
     def usage_numbers(self) -> tuple[int, int, int]:
         stage = self.usage.stage("query")
         return stage.calls, stage.prompt_tokens, stage.completion_tokens
+
+
+async def _next(pieces: AsyncIterator[str]) -> str | None:
+    return await anext(pieces, None)
 
 
 class EndpointEmbedder:

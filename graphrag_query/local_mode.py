@@ -17,7 +17,7 @@ from graphrag_assets.core.tokens import count_tokens
 from .context import citations_for, pack
 from .extractive import Evidence, compose
 from .reader import IndexReader
-from .result import SearchResult, Usage
+from .result import PreparedSearch, SearchResult, Usage
 
 Turn = tuple[str, str]  # (role, content)
 
@@ -40,10 +40,12 @@ class LocalSettings:
             raise ValueError("text_unit_share + community_share must not exceed 1")
 
 
-def answer_with_llm(llm, question: str, context: str, response_type: str = "multiple paragraphs") -> str:
-    from .llm import TextAnswer
+ANSWER_PROMPT = "answer_from_context"  # the model's answer in local and basic search
 
-    return llm.ask("answer_from_context", TextAnswer, question=question, context=context, history="", response_type=response_type).answer
+
+def answer_values(question: str, context: str, response_type: str) -> dict:
+    """The values of ``ANSWER_PROMPT`` for a question and its context text."""
+    return {"question": question, "context": context, "history": "", "response_type": response_type}
 
 
 def history_text(history: list[Turn] | None, max_turns: int) -> str:
@@ -167,18 +169,20 @@ def build_local_context(question: str, reader: IndexReader, settings: LocalSetti
     }
 
 
-def run_local(
+def prepare_local(
     question: str,
     reader: IndexReader,
     settings: LocalSettings = LocalSettings(),
     history: list[Turn] | None = None,
     exclude: list[str] | None = None,
     llm=None,
-) -> SearchResult:
+) -> PreparedSearch:
     started = time.perf_counter()
     built = build_local_context(question, reader, settings, history, exclude)
+    prompt, values = None, {}
     if llm is not None:
-        answer, generated_by = answer_with_llm(llm, question, built["text"], settings.response_type), llm.model
+        prompt, values = ANSWER_PROMPT, answer_values(question, built["text"], settings.response_type)
+        answer, generated_by = "", llm.model
     else:
         evidence = [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in built["sources"].iter_rows(named=True)]
         evidence += [Evidence(r["description"], f"Relationships ({r['human_readable_id']})") for r in built["relationships"].iter_rows(named=True)]
@@ -193,13 +197,14 @@ def run_local(
         "claims": pl.DataFrame(schema={"id": pl.String, "subject": pl.String, "description": pl.String}),
         "sources": sources.select("id", "human_readable_id", "document_id", "text"),
     }
-    return SearchResult(
+    result = SearchResult(
         question=question,
         method="local",
         answer=answer,
         context=context,
         citations=citations_for(sources["id"].to_list(), reader.table("text_units"), reader.table("documents")),
-        usage=Usage(context_tokens=built["tokens"], seconds=time.perf_counter() - started),
+        usage=Usage(context_tokens=built["tokens"]),
         generated_by=generated_by,
         details={"context_text": built["text"], "budget": settings.budget},
     )
+    return PreparedSearch(result, started, llm, prompt, values)

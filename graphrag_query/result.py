@@ -1,8 +1,12 @@
-"""What every search returns."""
+"""What every search returns, and the search on its way there: context built, answer
+still to be written."""
 
 from __future__ import annotations
 
 import json
+import re
+import time
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,3 +60,48 @@ class SearchResult:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, default=str, indent=2)
+
+
+@dataclass
+class PreparedSearch:
+    """A search with its context built and its answer not yet written. ``result`` is
+    complete but for the answer (offline: already there), the LLM usage and the time.
+
+    ``pieces``/``apieces`` give the answer piece by piece, the model's text as it is
+    written from ``prompt`` with ``values`` (offline: the answer line by line);
+    ``complete`` then fills ``result`` in, ``finish`` does all at once."""
+
+    result: SearchResult
+    started: float
+    llm: Any = None  # a graphrag_query.llm.QueryLLM, or None offline
+    prompt: str | None = None  # the final-answer prompt; None when the answer is written
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def pieces(self) -> Iterator[str]:
+        if self.prompt is None:
+            return _lines(self.result.answer)
+        return self.llm.stream(self.prompt, **self.values)
+
+    def apieces(self) -> AsyncIterator[str]:
+        if self.prompt is None:
+            return _alines(self.result.answer)
+        return self.llm.astream(self.prompt, **self.values)
+
+    def complete(self, answer: str) -> SearchResult:
+        self.result.answer = answer
+        self.result.usage.seconds = time.perf_counter() - self.started
+        if self.llm is not None:
+            self.result.usage.llm_calls, self.result.usage.prompt_tokens, self.result.usage.completion_tokens = self.llm.usage_numbers()
+        return self.result
+
+    def finish(self) -> SearchResult:
+        return self.complete("".join(self.pieces()))
+
+
+def _lines(text: str) -> Iterator[str]:
+    yield from re.split(r"(?<=\n)", text)
+
+
+async def _alines(text: str) -> AsyncIterator[str]:
+    for line in _lines(text):
+        yield line

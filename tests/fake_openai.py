@@ -2,10 +2,12 @@
 
 It speaks the real wire protocol (``/v1/chat/completions``, ``/v1/embeddings``), so the
 real ``openai`` and ``instructor`` clients talk to it over real sockets. Answers are
-scripted from the request: the prompt's task marker decides the shape, the text in the
-prompt decides the content (capitalised names become entities), so the same input always
-gets the same answer. Faults can be queued (HTTP status with Retry-After, malformed JSON),
-latency can be simulated, and every request is recorded for assertions.
+scripted from the request: the prompt's task marker decides the shape (JSON, or plain text
+for the final-answer tasks), the text in the prompt decides the content (capitalised names
+become entities), so the same input always gets the same answer. A request with
+``"stream": true`` is answered as Server-Sent Events, about one token per chunk. Faults
+can be queued (HTTP status with Retry-After, malformed JSON), latency can be simulated,
+and every request is recorded for assertions.
 """
 
 from __future__ import annotations
@@ -37,8 +39,15 @@ def _section(prompt: str, marker: str) -> str:
     return match.group(1) if match else prompt
 
 
-def scripted_answer(task: str, prompt: str) -> dict:
-    """The JSON object a cooperative model would return for this task."""
+TEXT_TASKS = {"answer", "global_reduce", "drift_reduce"}  # answered in plain text, not JSON
+CHARACTERS_PER_TOKEN = 4
+
+
+def scripted_answer(task: str, prompt: str) -> dict | str:
+    """The JSON object a cooperative model would return for this task, or the text for a
+    plain-text task."""
+    if task in TEXT_TASKS:
+        return "Scripted answer."
     if task == "extract_graph" or task == "glean":
         text = _section(prompt, "Text")
         if task == "glean":
@@ -83,8 +92,11 @@ class Fault:
 
 @dataclass
 class FakeOpenAI:
-    latency_seconds: float = 0.0
-    seconds_per_completion_token: float = 0.0
+    latency_seconds: float = 0.0  # before the answer (the first chunk of a stream)
+    seconds_per_completion_token: float = 0.0  # spread over the chunks of a stream
+    # Usage in streams asked for with stream_options.include_usage: "reported" in a last
+    # chunk, "ignored" (no usage chunk), or "rejected" (HTTP 400 naming the option).
+    stream_usage: str = "reported"
     embedding_dimensions: int = 16
     requests: list[dict] = field(default_factory=list)
     faults: deque = field(default_factory=deque)
@@ -163,18 +175,26 @@ class FakeOpenAI:
             record |= {"latency": self.latency_seconds, "prompt_tokens": 8 * len(inputs), "completion_tokens": 0, "finished": time.monotonic()}
             handler._send(200, json.dumps({"object": "list", "data": data, "model": request.get("model"), "usage": {"prompt_tokens": 8 * len(inputs), "total_tokens": 8 * len(inputs)}}))
             return
-        answer = json.dumps(scripted_answer(record["task"] or "", prompt), ensure_ascii=False)
+        if request.get("stream") and request.get("stream_options") and self.stream_usage == "rejected":
+            handler._send(400, json.dumps({"error": {"message": "Unrecognized request argument supplied: stream_options", "type": "invalid_request_error"}}))
+            return
+        scripted = scripted_answer(record["task"] or "", prompt)
+        answer = scripted if isinstance(scripted, str) else json.dumps(scripted, ensure_ascii=False)
         if fault is not None:
             answer = fault.body
-        completion_tokens = max(1, len(answer) // 4)
+        completion_tokens = max(1, len(answer) // CHARACTERS_PER_TOKEN)
+        prompt_tokens = max(1, len(prompt) // CHARACTERS_PER_TOKEN)
         latency = self.latency_seconds + self.seconds_per_completion_token * completion_tokens
+        record |= {"latency": latency, "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
+        if request.get("stream"):
+            self._stream(handler, record, request, answer)
+            return
         time.sleep(latency)
         message: dict = {"role": "assistant", "content": answer}
         if request.get("tools"):
             name = request["tools"][0]["function"]["name"]
             message = {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": answer}}]}
-        prompt_tokens = max(1, len(prompt) // 4)
-        record |= {"latency": latency, "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "finished": time.monotonic()}
+        record["finished"] = time.monotonic()
         handler._send(
             200,
             json.dumps(
@@ -188,6 +208,44 @@ class FakeOpenAI:
                 }
             ),
         )
+
+    def _stream(self, handler, record: dict, request: dict, answer: str) -> None:
+        """The answer as Server-Sent Events (chunked transfer): ``chat.completion.chunk``
+        objects of about one token each, the per-token latency spread over them, a last
+        chunk with the usage when ``stream_options.include_usage`` asks for it, then
+        ``[DONE]``. Records when the first chunk was sent and when the stream finished."""
+        pieces = [answer[i : i + CHARACTERS_PER_TOKEN] for i in range(0, len(answer), CHARACTERS_PER_TOKEN)] or [""]
+        pause = self.seconds_per_completion_token * record["completion_tokens"] / len(pieces)
+        head = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()), "model": request.get("model", "fake")}
+        events = [
+            head | {"choices": [{"index": 0, "delta": {"role": "assistant", "content": piece} if i == 0 else {"content": piece}, "finish_reason": None}]}
+            for i, piece in enumerate(pieces)
+        ]
+        events.append(head | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        if (request.get("stream_options") or {}).get("include_usage") and self.stream_usage == "reported":
+            tokens = {"prompt_tokens": record["prompt_tokens"], "completion_tokens": record["completion_tokens"]}
+            events.append(head | {"choices": [], "usage": tokens | {"total_tokens": sum(tokens.values())}})
+
+        def send(data: bytes) -> None:
+            handler.wfile.write(b"%X\r\n%s\r\n" % (len(data), data))
+            handler.wfile.flush()
+
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Transfer-Encoding", "chunked")
+        handler.end_headers()
+        time.sleep(self.latency_seconds)
+        try:
+            for i, event in enumerate(events):
+                if i < len(pieces):
+                    time.sleep(pause)
+                send(f"data: {json.dumps(event, ensure_ascii=False)}\n\n".encode())
+                record.setdefault("first_chunk_sent", time.monotonic())
+            send(b"data: [DONE]\n\n")
+            handler.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):  # the client stopped reading
+            handler.close_connection = True
+        record["finished"] = time.monotonic()
 
     def _vector(self, text: str) -> list[float]:
         digest = hashlib.sha256(text.encode()).digest()

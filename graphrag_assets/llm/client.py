@@ -1,8 +1,10 @@
-"""The LLM client every stage uses: structured completions and embeddings through any
-OpenAI-compatible endpoint.
+"""The LLM client every stage uses: structured completions, streamed plain-text
+completions and embeddings through any OpenAI-compatible endpoint.
 
 - Structured outputs with instructor (tool calling, JSON schema or plain JSON mode);
   invalid JSON is re-asked at most ``max_repairs`` times.
+- Plain-text answers streamed piece by piece as the model writes them; a failure before
+  the first piece is retried like any call, the text is cached once complete.
 - At most ``concurrency`` calls in flight, rate limits that wait asynchronously, and
   retries with exponential backoff and jitter on 429, 5xx, timeouts and connection
   errors, honouring Retry-After; never on 400/401/403/404.
@@ -17,11 +19,13 @@ OpenAI-compatible endpoint.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import random
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import duckdb
 import numpy as np
@@ -38,6 +42,7 @@ RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnec
 EMBEDDING_MAX_TOKENS = 8_000  # per input text; longer texts are split and averaged
 EMBEDDING_BATCH_TEXTS = 64
 EMBEDDING_BATCH_TOKENS = 32_000
+COMPLETION_ALLOWANCE = 1_000  # completion tokens assumed for a call when rate limiting by tokens
 
 CACHE_DDL = """
 CREATE TABLE IF NOT EXISTS llm_cache (
@@ -113,6 +118,14 @@ class LLMCache:
         )
 
 
+class _Request(NamedTuple):
+    """One completion: the stage it is counted under, its model and its cache key."""
+
+    stage: str
+    model: str
+    key: str
+
+
 def _retry_after(error: Exception) -> float | None:
     response = getattr(error, "response", None)
     if response is None:
@@ -131,6 +144,7 @@ class LLMClient:
         self.usage = usage or Usage()
         self._secrets = [s.get_secret_value() for s in (settings.api_key, settings.embedding_api_key) if s]
         self._loop = None
+        self._stream_usage = True  # ask for usage in streams until the server refuses the option
 
     def _bind_loop(self) -> None:
         """HTTP connections, the semaphore and the limiter belong to one event loop; a client
@@ -140,6 +154,7 @@ class LLMClient:
             self._loop = loop
             self._semaphore = asyncio.Semaphore(self.settings.concurrency)
             self._limiter = RateLimiter(self.settings.requests_per_minute, self.settings.tokens_per_minute)
+            self._chat_api = None
             self._chat = None
             self._embeddings = None
 
@@ -160,6 +175,12 @@ class LLMClient:
         )
 
     @property
+    def chat_api(self) -> openai.AsyncOpenAI:
+        if self._chat_api is None:
+            self._chat_api = self._openai(self.settings.base_url, self.settings.api_key)
+        return self._chat_api
+
+    @property
     def chat(self):
         if self._chat is None:
             import logging
@@ -170,7 +191,7 @@ class LLMClient:
             logging.getLogger("instructor").setLevel(logging.CRITICAL)
 
             mode = {"tools": instructor.Mode.TOOLS, "json_schema": instructor.Mode.JSON_SCHEMA, "json": instructor.Mode.JSON}[self.settings.mode]
-            self._chat = instructor.from_openai(self._openai(self.settings.base_url, self.settings.api_key), mode=mode)
+            self._chat = instructor.from_openai(self.chat_api, mode=mode)
         return self._chat
 
     @property
@@ -188,14 +209,21 @@ class LLMClient:
                 "finished calls are cached, rerun with a larger budget to continue"
             )
 
-    async def _with_retries(self, stage: str, call, estimated_tokens: int):
+    async def _with_retries(self, stage: str, call, estimated_tokens: int, *, keep_slot: bool = False):
+        """``call()`` within the budget, the rate limits and a concurrency slot, retried on
+        transport errors. With ``keep_slot`` a successful call keeps its slot (a stream still
+        being read): the caller releases ``self._semaphore`` when it is done."""
         stats = self.usage.stage(stage)
         for attempt in range(self.settings.max_retries + 1):
             self._check_budget()
             await self._limiter.acquire(estimated_tokens)
             try:
-                async with self._semaphore:
-                    return await call()
+                async with contextlib.AsyncExitStack() as slot:
+                    await slot.enter_async_context(self._semaphore)
+                    result = await call()
+                    if keep_slot:
+                        slot.pop_all()
+                    return result
             except Exception as error:  # classified below; anything else is not retried
                 cause = _transport_error(error)
                 if cause is None or attempt == self.settings.max_retries:
@@ -209,39 +237,116 @@ class LLMClient:
         raise AssertionError("unreachable")
 
     # -- completions ------------------------------------------------------------------
-    async def structured(self, stage: str, prompt_version: str, messages: list[dict], response_model: type[T]) -> T:
-        """A validated ``response_model`` for the messages, from the cache or the model."""
-        self._bind_loop()
+    def _request(self, stage: str, prompt_version: str, messages: list[dict], parameters: dict, schema: dict | None) -> _Request:
         model = self.settings.model_for(stage)
-        parameters = {"temperature": 0, "mode": self.settings.mode}
         key = content_hash(
             json.dumps(
-                {"model": model, "messages": messages, "parameters": parameters, "schema": response_model.model_json_schema(), "prompt": prompt_version},
+                {"model": model, "messages": messages, "parameters": parameters, "schema": schema, "prompt": prompt_version},
                 sort_keys=True,
                 ensure_ascii=False,
             )
         )
-        stats = self.usage.stage(stage)
-        cached = self.cache.get(key)
+        return _Request(stage, model, key)
+
+    def _cached(self, request: _Request) -> str | None:
+        cached = self.cache.get(request.key)
         if cached is not None:
-            stats.cache_hits += 1
-            return response_model.model_validate_json(cached)
-        estimated = sum(count_tokens(m["content"]) for m in messages) + 1_000
+            self.usage.stage(request.stage).cache_hits += 1
+        return cached
 
-        async def call():
-            return await self.chat.chat.completions.create_with_completion(
-                model=model, messages=messages, response_model=response_model, max_retries=self.settings.max_repairs, temperature=0
-            )
-
-        result, completion = await self._with_retries(stage, call, estimated)
-        usage = getattr(completion, "usage", None)
-        prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
-        completion_tokens = getattr(usage, "completion_tokens", 0) or 0
+    def _record(self, request: _Request, value: str | None, prompt_tokens: int, completion_tokens: int) -> None:
+        """Counts a call and its tokens; caches ``value`` unless it is None."""
+        stats = self.usage.stage(request.stage)
         stats.calls += 1
         stats.prompt_tokens += prompt_tokens
         stats.completion_tokens += completion_tokens
-        self.cache.put(key, stage, model, result.model_dump_json(), prompt_tokens, completion_tokens)
+        if value is not None:
+            self.cache.put(request.key, request.stage, request.model, value, prompt_tokens, completion_tokens)
+
+    async def structured(self, stage: str, prompt_version: str, messages: list[dict], response_model: type[T]) -> T:
+        """A validated ``response_model`` for the messages, from the cache or the model."""
+        self._bind_loop()
+        parameters = {"temperature": 0, "mode": self.settings.mode}
+        request = self._request(stage, prompt_version, messages, parameters, response_model.model_json_schema())
+        cached = self._cached(request)
+        if cached is not None:
+            return response_model.model_validate_json(cached)
+
+        async def call():
+            return await self.chat.chat.completions.create_with_completion(
+                model=request.model, messages=messages, response_model=response_model, max_retries=self.settings.max_repairs, temperature=0
+            )
+
+        result, completion = await self._with_retries(stage, call, _prompt_tokens(messages) + COMPLETION_ALLOWANCE)
+        usage = getattr(completion, "usage", None)
+        self._record(request, result.model_dump_json(), getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
         return result
+
+    async def stream_text(self, stage: str, prompt_version: str, messages: list[dict]) -> AsyncIterator[str]:
+        """The model's plain-text answer, piece by piece as it is written.
+
+        Cached like ``structured``: a hit yields the whole text at once, and a text is
+        cached only once the stream is complete. A failure before the first piece is
+        retried like any call; one after it raises ``LLMError``. The call holds its
+        concurrency slot until the stream ends or the iterator is closed; its tokens are
+        counted either way, as the server reports them or, where it does not, with the
+        local tokenizer."""
+        self._bind_loop()
+        request = self._request(stage, prompt_version, messages, {"temperature": 0, "format": "text"}, None)
+        cached = self._cached(request)
+        if cached is not None:
+            yield cached
+            return
+        prompt_tokens = _prompt_tokens(messages)
+        stream, first = await self._with_retries(
+            stage, lambda: self._open_stream(request.model, messages), prompt_tokens + COMPLETION_ALLOWANCE, keep_slot=True
+        )
+        pieces: list[str] = []
+        reported = None
+        complete = False
+        try:
+            async with contextlib.aclosing(_chunks(first, stream)) as chunks:
+                async for chunk in chunks:
+                    reported = chunk.usage or reported
+                    piece = _chunk_text(chunk)
+                    if piece:
+                        pieces.append(piece)
+                        yield piece
+            complete = True
+        except Exception as error:
+            self.usage.stage(stage).failures += 1
+            raise LLMError(self._redact(f"{stage} stream broke off after {len(pieces)} piece(s): {_describe(error)}")) from None
+        finally:
+            self._semaphore.release()
+            await stream.close()
+            text = "".join(pieces)
+            if reported is not None:
+                prompt_tokens, completion_tokens = reported.prompt_tokens or 0, reported.completion_tokens or 0
+            else:
+                completion_tokens = count_tokens(text)
+            self._record(request, text if complete else None, prompt_tokens, completion_tokens)
+
+    async def _open_stream(self, model: str, messages: list[dict]):
+        """A streamed completion, read up to its first text: (stream, chunks read). Errors
+        before any text surface here, where they can still be retried."""
+        options = {"stream_options": {"include_usage": True}} if self._stream_usage else {}
+        try:
+            stream = await self.chat_api.chat.completions.create(model=model, messages=messages, temperature=0, stream=True, **options)
+        except openai.BadRequestError as error:
+            if not options or "stream_options" not in str(error.message):
+                raise
+            self._stream_usage = False  # the server refuses the option; tokens are counted here instead
+            return await self._open_stream(model, messages)
+        first = []
+        try:
+            while (chunk := await anext(stream, None)) is not None:
+                first.append(chunk)
+                if _chunk_text(chunk):
+                    break
+        except BaseException:
+            await stream.close()
+            raise
+        return stream, first
 
     # -- embeddings -------------------------------------------------------------------
     async def embed(self, texts: list[str]) -> np.ndarray:
@@ -298,6 +403,22 @@ class LLMClient:
             result[index] += vectors[position] * tokens  # token-weighted average of the pieces
         norms = np.linalg.norm(result, axis=1, keepdims=True)
         return result / np.where(norms == 0, 1, norms)
+
+
+def _prompt_tokens(messages: list[dict]) -> int:
+    return sum(count_tokens(m["content"]) for m in messages)
+
+
+def _chunk_text(chunk) -> str:
+    return (chunk.choices[0].delta.content or "") if chunk.choices else ""
+
+
+async def _chunks(first: list, stream) -> AsyncIterator:
+    """The chunks already read, then the rest of the stream."""
+    for chunk in first:
+        yield chunk
+    while (chunk := await anext(stream, None)) is not None:
+        yield chunk
 
 
 def _describe(error: BaseException) -> str:
