@@ -62,6 +62,15 @@ def scripted_answer(task: str, prompt: str) -> dict | str:
     if task == "summarize_descriptions":
         descriptions = [line[2:] for line in _section(prompt, "Descriptions").splitlines() if line.startswith("- ")]
         return {"summary": " ".join(sorted(set(descriptions)))[:400]}
+    if task == "confirm_merges":
+        # Scripted judgement: two names are one entity when they share a whole word
+        # ("Renn" / "Tobias Renn"), two when they do not ("Ellison" / "Ellisons").
+        verdicts = []
+        for number, a, b in re.findall(r"^Pair (\d+)[^\n]*\nA: ([^\n]*?) \[[^\n]*\nB: ([^\n]*?) \[", _section(prompt, "Pairs"), re.M):
+            shared = sorted(set(a.lower().split()) & set(b.lower().split()))
+            reason = f"Both names contain '{shared[0]}'." if shared else "The names have no word in common."
+            verdicts.append({"pair": int(number), "same": bool(shared), "reason": reason})
+        return {"verdicts": verdicts}
     if task == "community_report":
         names = _names(_section(prompt, "Entities"), 3) or ["Community"]
         return {

@@ -26,7 +26,16 @@ def _sql(settings, query):
         return connection.execute(query).fetchall()
 
 
+def _entities_llm_usage(instance) -> dict:
+    from dagster import AssetKey
+
+    return instance.get_latest_materialization_event(AssetKey("entities")).asset_materialization.metadata["llm_by_stage"].value
+
+
 def test_llm_index_tables_calls_cache_and_no_key_anywhere(fake_llm, input_dir, index, instance, dagster_home, tmp_path):
+    # Resolution proposes "Ellison"/"Ellisons" (spelling), which the model rejects, and
+    # "The Tide Lantern Festival"/"Tide Lantern Festival" (trigram vectors), which it confirms.
+    (input_dir / "default" / "rowing_club.txt").write_text("Rowing notes: the cup went to Ellison, and the Ellisons celebrated on the pier.\n")
     settings, report = index(input_dir)
     assert not report.failed_runs
     units = _sql(settings, "SELECT count(*) FROM text_units")[0][0]
@@ -39,6 +48,16 @@ def test_llm_index_tables_calls_cache_and_no_key_anywhere(fake_llm, input_dir, i
     multi = _sql(settings, "SELECT count(*) FROM extracted_entities GROUP BY name_key HAVING count(DISTINCT description) > 1")
     assert tasks["summarize_descriptions"] >= len(multi)
     assert report.llm_calls == sum(tasks.values()) + len(fake_llm.embedding_requests())
+
+    # Both proposed merges went to the model in one call; the rejected one is recorded, not applied.
+    assert tasks["confirm_merges"] == 1
+    assert _sql(settings, "SELECT title, merged_into_title, reason, decided_by, rejected, decision_reason FROM entity_merges ORDER BY rejected") == [
+        ("The Tide Lantern Festival", "Tide Lantern Festival", "trigram vectors", "fake-chat", False, "Both names contain 'festival'."),
+        ("Ellison", "Ellisons", "spelling", "fake-chat", True, "The names have no word in common."),
+    ]
+    assert _sql(settings, "SELECT title FROM entities WHERE title LIKE '%Ellison%' ORDER BY title") == [("Ellison",), ("Ellisons",), ("Mara Ellison",)]
+    assert _sql(settings, "SELECT count(*) FROM entities WHERE title LIKE '%Tide Lantern Festival'") == [(1,)]
+    assert _entities_llm_usage(instance)["confirm_merges"]["calls"] == 1
 
     assert _sql(settings, "SELECT DISTINCT generated_by FROM community_reports") == [("fake-chat",)]
     assert _sql(settings, "SELECT DISTINCT model, len(vector) FROM embeddings") == [("fake-embed", 16)]
@@ -56,6 +75,7 @@ def test_llm_index_tables_calls_cache_and_no_key_anywhere(fake_llm, input_dir, i
     assert again.source_runs and again.graph_runs
     assert len(fake_llm.requests) == before
     assert again.llm_calls == 0
+    assert _entities_llm_usage(instance)["confirm_merges"] | {"cache_hits": 1, "calls": 0} == _entities_llm_usage(instance)["confirm_merges"]
 
     # The key is nowhere on disk: index, snapshot, vectors, Dagster's run and event storage.
     secret = KEY.encode()
@@ -70,8 +90,10 @@ def test_failed_calls_are_recorded_checked_and_retried_alone(fake_llm, input_dir
     # Both attempts at one text unit's extraction fail; everything else goes through.
     unit = "Calder Shipping: A Company Profile"
     fake_llm.faults.extend([Fault(500, match=unit), Fault(500, match=unit)])
+    # So do both attempts at confirming the merge resolution proposes.
+    fake_llm.faults.extend([Fault(500, match="[task: confirm_merges]") for _ in range(2)])
     settings, report = index(input_dir)
-    failures = _sql(settings, "SELECT scope, stage, error FROM llm_failures")
+    failures = _sql(settings, "SELECT scope, stage, error FROM llm_failures WHERE stage <> 'confirm_merges'")
     assert len(failures) == 1 and failures[0][1] == "extraction" and "HTTP 500" in failures[0][2]
     failed_source = failures[0][0]
     # The source with the failed text unit is not marked indexed, and the check says so.
@@ -81,6 +103,12 @@ def test_failed_calls_are_recorded_checked_and_retried_alone(fake_llm, input_dir
 
     key = AssetCheckKey(AssetKey("extractions"), "extraction_calls_succeeded")
     assert instance.event_log_storage.get_latest_asset_check_execution_by_key([key])[key].status == AssetCheckExecutionRecordStatus.FAILED
+    # The unconfirmed merge stands on the rule's word, and the failure is recorded and checked.
+    merge = "the tide lantern festival ~ tide lantern festival"
+    assert _sql(settings, "SELECT scope, stage, item_id FROM llm_failures WHERE stage = 'confirm_merges'") == [("default#summary", "confirm_merges", merge)]
+    assert _sql(settings, "SELECT decided_by, rejected FROM entity_merges") == [("rule (LLM failed)", False)]
+    key = AssetCheckKey(AssetKey("entities"), "summary_calls_succeeded")
+    assert instance.event_log_storage.get_latest_asset_check_execution_by_key([key])[key].status == AssetCheckExecutionRecordStatus.FAILED
 
     before = Counter(r["task"] for r in fake_llm.completions())
     _, retry = index(input_dir)
@@ -88,3 +116,4 @@ def test_failed_calls_are_recorded_checked_and_retried_alone(fake_llm, input_dir
     assert [s.partition_key for s in retry.plan.changed] == [failed_source]
     assert after["extract_graph"] - before["extract_graph"] == 1  # only the failed unit
     assert _sql(settings, "SELECT count(*) FROM llm_failures") == [(0,)]
+    assert _sql(settings, "SELECT decided_by FROM entity_merges") == [("fake-chat",)]

@@ -11,9 +11,15 @@ this near-linear) and merged when:
 - for people, a one-word name is the first or last word of exactly one longer name of
   the same type ("Scrooge" / "Ebenezer Scrooge"); ambiguous short names are left alone.
 
-Merged groups take the most frequent name as canonical (ties: the longer, then the
-alphabetically first), deterministically. Every merge is returned with its reason and
-score so it can be stored and queried (table ``entity_merges``).
+These proposals are pairs (``candidate_pairs``). Each pair gets a decision: by default the
+rule's own (``rule_decisions``), or a model's verdict (``core.merge_confirmation``). Names
+that normalise to the same key are one entity without any decision.
+
+Accepted pairs are grouped (union-find); a pair is not applied when it would put two
+names the decisions told apart into one group. Merged groups take the most frequent name
+as canonical (ties: the longer, then the alphabetically first), deterministically. Every
+merge, and every proposed pair that was not applied, is returned with the rule's reason
+and score, who decided and why, so it can be stored and queried (table ``entity_merges``).
 """
 
 from __future__ import annotations
@@ -32,9 +38,16 @@ MERGE_COLUMNS = {
     "title": pl.String,
     "merged_into_key": pl.String,
     "merged_into_title": pl.String,
-    "reason": pl.String,
+    "reason": pl.String,  # the rule that proposed the merge
     "score": pl.Float64,
+    "decided_by": pl.String,  # "rule", the confirming model's name, or FALLBACK
+    "rejected": pl.Boolean,  # proposed but not applied: name_key stays its own entity
+    "decision_reason": pl.String,  # the model's reason, or why a pair was not applied
 }
+PAIR_COLUMNS = {"name_key_a": pl.String, "name_key_b": pl.String, "reason": pl.String, "score": pl.Float64}
+DECISION_COLUMNS = PAIR_COLUMNS | {"same": pl.Boolean, "decided_by": pl.String, "decision_reason": pl.String}
+RULE = "rule"
+FALLBACK = "rule (LLM failed)"
 
 
 @dataclass(frozen=True)
@@ -45,7 +58,7 @@ class ResolutionSettings:
     min_name_length: int = 4  # shorter names are too ambiguous to merge by spelling
 
 
-class _UnionFind:
+class UnionFind:
     def __init__(self):
         self.parent: dict[str, str] = {}
 
@@ -121,39 +134,83 @@ def candidate_merges(names: pl.DataFrame, settings: ResolutionSettings = Resolut
     return [(a, b, reason, score) for (a, b), (reason, score) in sorted(pairs.items())]
 
 
-def resolve(records: pl.DataFrame, corpus: str, settings: ResolutionSettings = ResolutionSettings()) -> tuple[dict[str, str], pl.DataFrame]:
-    """(name_key -> canonical name_key, merges) from extracted entity records
-    (name_key, title, type, mentions)."""
-    if not settings.enabled or records.is_empty():
-        return {}, pl.DataFrame(schema=MERGE_COLUMNS)
-    stats = records.group_by("name_key").agg(
+def name_stats(records: pl.DataFrame) -> pl.DataFrame:
+    """One row per name_key of extracted entity records (name_key, title, type, mentions):
+    its weight (mentions), most mentioned title and majority type."""
+    return records.group_by("name_key").agg(
         pl.col("mentions").sum().alias("weight"),
         pl.col("title").sort_by("mentions", descending=True).first(),
         pl.col("type").filter(pl.col("type") != "").mode().sort().first().fill_null("").alias("type"),
     )
-    found = candidate_merges(stats, settings)
-    groups = _UnionFind()
-    evidence = {}
-    for a, b, reason, score in found:
+
+
+def candidate_pairs(records: pl.DataFrame, settings: ResolutionSettings = ResolutionSettings()) -> pl.DataFrame:
+    """The merges the rules propose for extracted entity records, as pairs (PAIR_COLUMNS)."""
+    if not settings.enabled or records.is_empty():
+        return pl.DataFrame(schema=PAIR_COLUMNS)
+    return pl.DataFrame(candidate_merges(name_stats(records), settings), schema=PAIR_COLUMNS, orient="row")
+
+
+def rule_decisions(pairs: pl.DataFrame) -> pl.DataFrame:
+    """Every proposed pair accepted on the rule's word."""
+    return pairs.with_columns(pl.lit(True).alias("same"), pl.lit(RULE).alias("decided_by"), pl.lit(None, pl.String).alias("decision_reason"))
+
+
+def resolve(
+    records: pl.DataFrame, corpus: str, settings: ResolutionSettings = ResolutionSettings(), decisions: pl.DataFrame | None = None
+) -> tuple[dict[str, str], pl.DataFrame]:
+    """(name_key -> canonical name_key, merges) from extracted entity records
+    (name_key, title, type, mentions) and the decisions on the proposed pairs
+    (DECISION_COLUMNS; by default the rules' proposals, all accepted)."""
+    if decisions is None:
+        decisions = rule_decisions(candidate_pairs(records, settings))
+    if decisions.is_empty():
+        return {}, pl.DataFrame(schema=MERGE_COLUMNS)
+    info = {row["name_key"]: row for row in name_stats(records).iter_rows(named=True)}
+
+    def rank(key: str) -> tuple:
+        return (-info[key]["weight"], -len(key), key)
+
+    groups = UnionFind()
+    told_apart = [(d["name_key_a"], d["name_key_b"]) for d in decisions.iter_rows(named=True) if not d["same"]]
+    evidence: dict[str, dict] = {}
+    not_applied: list[dict] = []
+    for decision in decisions.sort("name_key_a", "name_key_b").iter_rows(named=True):
+        a, b = decision["name_key_a"], decision["name_key_b"]
+        if not decision["same"]:
+            not_applied.append(decision)
+            continue
+        root_a, root_b = groups.find(a), groups.find(b)
+        blocking = next(((x, y) for x, y in told_apart if {groups.find(x), groups.find(y)} == {root_a, root_b}), None)
+        if blocking:
+            names = " and ".join(info[k]["title"] for k in blocking)
+            not_applied.append(decision | {"decision_reason": f"not applied: it would join {names}, which were told apart"})
+            continue
         groups.union(a, b)
-        evidence[a] = evidence.get(a) or (reason, score)
-        evidence[b] = evidence.get(b) or (reason, score)
-    info = {row["name_key"]: row for row in stats.iter_rows(named=True)}
+        evidence.setdefault(a, decision)
+        evidence.setdefault(b, decision)
     members: dict[str, list[str]] = defaultdict(list)
     for key in list(groups.parent):
         members[groups.find(key)].append(key)
+
+    def row(key: str, into: str, decision: dict, rejected: bool) -> dict:
+        return {
+            "corpus": corpus, "name_key": key, "title": info[key]["title"], "merged_into_key": into, "merged_into_title": info[into]["title"],
+            "reason": decision["reason"], "score": decision["score"], "decided_by": decision["decided_by"], "rejected": rejected,
+            "decision_reason": decision["decision_reason"],
+        }
+
     mapping, merges = {}, []
     for keys in members.values():
-        canonical = sorted(keys, key=lambda k: (-info[k]["weight"], -len(k), k))[0]
+        canonical = min(keys, key=rank)
         for key in keys:
             if key != canonical:
                 mapping[key] = canonical
-                reason, score = evidence[key]
-                merges.append(
-                    {"corpus": corpus, "name_key": key, "title": info[key]["title"], "merged_into_key": canonical,
-                     "merged_into_title": info[canonical]["title"], "reason": reason, "score": score}
-                )
-    return mapping, pl.DataFrame(merges, schema=MERGE_COLUMNS).sort("merged_into_key", "name_key")
+                merges.append(row(key, canonical, evidence[key], False))
+    for decision in not_applied:
+        into, key = sorted((decision["name_key_a"], decision["name_key_b"]), key=rank)
+        merges.append(row(key, into, decision, True))
+    return mapping, pl.DataFrame(merges, schema=MERGE_COLUMNS).sort("rejected", "merged_into_key", "name_key")
 
 
 def apply_resolution(entities: pl.DataFrame, relationships: pl.DataFrame, mapping: dict[str, str]) -> tuple[pl.DataFrame, pl.DataFrame]:

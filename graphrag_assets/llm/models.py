@@ -38,3 +38,13 @@ class CommunityReport(BaseModel):
     rating: float = Field(ge=0, le=10)
     rating_explanation: str
     findings: list[Finding] = Field(min_length=1, max_length=10)
+
+
+class MergeVerdict(BaseModel):
+    pair: int = Field(description="the pair's number, as listed")
+    same: bool = Field(description="true when both names denote the same entity")
+    reason: str = Field(description="why, in one short sentence")
+
+
+class MergeVerdicts(BaseModel):
+    verdicts: list[MergeVerdict] = Field(default_factory=list)

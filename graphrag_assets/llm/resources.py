@@ -83,8 +83,9 @@ class LLMResource(ConfigurableResource):
         settings = self.get_settings()
         if not settings.enabled:
             return "offline"
+        merges = prompts_version("confirm_merges") if settings.confirm_merges else "unconfirmed"
         return content_hash(
-            f"{settings.model_for('summary')}|{settings.model_for('report')}|{settings.report_budget}|{prompts_version(*GRAPH_PROMPTS)}"
+            f"{settings.model_for('summary')}|{settings.model_for('report')}|{settings.report_budget}|{prompts_version(*GRAPH_PROMPTS)}|{merges}"
         )[:16]
 
 

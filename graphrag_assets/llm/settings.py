@@ -11,6 +11,19 @@ MODES = ("tools", "json_schema", "json")
 
 
 class LLMSettings(BaseModel):
+    """Endpoint, models, limits and prices of the LLM path (enabled by a model and a key or
+    base URL).
+
+    ``confirm_merges`` (GRAPHRAG_LLM_CONFIRM_MERGES) has the model confirm every merge the
+    entity-resolution rules propose (spelling, trigram vectors, part of a full name);
+    names equal after normalisation merge without asking. It is on by default when an LLM
+    is configured: a wrong merge (two members of one family, a person and the firm named
+    after them) fuses two entities' descriptions, relationships and communities and no
+    later stage undoes it, while the confirmation costs a few batched calls per corpus
+    (extraction makes one per text unit), cached like every call. Set it to false to
+    apply the rules unconfirmed.
+    """
+
     base_url: str | None = None  # GRAPHRAG_LLM_BASE_URL (None: api.openai.com)
     api_key: SecretStr | None = None  # GRAPHRAG_LLM_API_KEY, else OPENAI_API_KEY
     model: str | None = None  # GRAPHRAG_LLM_MODEL
@@ -29,6 +42,7 @@ class LLMSettings(BaseModel):
     max_repairs: int = 2  # GRAPHRAG_LLM_MAX_REPAIRS: re-asks after invalid JSON
     timeout_seconds: float = 120.0  # GRAPHRAG_LLM_TIMEOUT
     gleanings: int = 1  # GRAPHRAG_GLEANINGS
+    confirm_merges: bool = True  # GRAPHRAG_LLM_CONFIRM_MERGES: the model confirms resolution merges (see above)
     entity_types: str = "organization,person,geo,event"  # GRAPHRAG_ENTITY_TYPES
     report_budget: int = 8_000  # GRAPHRAG_REPORT_MAX_INPUT_TOKENS
     token_budget: int = 0  # GRAPHRAG_LLM_TOKEN_BUDGET: stop a run cleanly past this many tokens (0: none)
@@ -57,6 +71,7 @@ class LLMSettings(BaseModel):
             "max_repairs": "GRAPHRAG_LLM_MAX_REPAIRS",
             "timeout_seconds": "GRAPHRAG_LLM_TIMEOUT",
             "gleanings": "GRAPHRAG_GLEANINGS",
+            "confirm_merges": "GRAPHRAG_LLM_CONFIRM_MERGES",
             "entity_types": "GRAPHRAG_ENTITY_TYPES",
             "report_budget": "GRAPHRAG_REPORT_MAX_INPUT_TOKENS",
             "token_budget": "GRAPHRAG_LLM_TOKEN_BUDGET",

@@ -9,6 +9,7 @@ transaction each.
 
 import datetime as dt
 import time
+from contextlib import nullcontext
 
 import polars as pl
 from dagster import (
@@ -32,7 +33,8 @@ from ...core.graph import build_graph, finalize, link_text_units, merge_extracte
 from ...core.ids import content_hash
 from ...core.reports import extractive_reports
 from ...core.reports_llm import llm_reports
-from ...core.resolution import apply_resolution, resolve
+from ...core.merge_confirmation import confirm_merges
+from ...core.resolution import apply_resolution, candidate_pairs, resolve, rule_decisions
 from ...core.summaries import summarize_descriptions
 from ...fingerprints import graph_settings_hash
 from ...llm.prompts import prompts_version
@@ -77,7 +79,7 @@ def _failure_check(name: str, failures: pl.DataFrame, asset_key: str | None = No
         AssetSpec(
             "entities",
             deps=[AssetDep("extractions", partition_mapping=ALL_SOURCES), AssetDep("text_units", partition_mapping=ALL_SOURCES)],
-            code_version=f"entities-v2-{prompts_version('summarize_descriptions')}",
+            code_version=f"entities-v3-{prompts_version('summarize_descriptions', 'confirm_merges')}",
             description="Entities merged across every source of the corpus, with frequency, degree and supporting text units.",
             kinds={"duckdb", "polars"},
             automation_condition=FOLLOW_SOURCES,
@@ -85,7 +87,7 @@ def _failure_check(name: str, failures: pl.DataFrame, asset_key: str | None = No
         AssetSpec(
             "relationships",
             deps=[AssetDep("extractions", partition_mapping=ALL_SOURCES), AssetDep("text_units", partition_mapping=ALL_SOURCES)],
-            code_version=f"relationships-v2-{prompts_version('summarize_descriptions')}",
+            code_version=f"relationships-v3-{prompts_version('summarize_descriptions', 'confirm_merges')}",
             description="Relationships: offline, co-occurrence weighted by a PMI variant and pruned; with an LLM, as extracted, strengths summed.",
             kinds={"duckdb", "polars"},
             automation_condition=FOLLOW_SOURCES,
@@ -93,7 +95,7 @@ def _failure_check(name: str, failures: pl.DataFrame, asset_key: str | None = No
     ],
     check_specs=[
         AssetCheckSpec("endpoints_are_entities", asset="relationships", description="Every relationship's source and target is an entity."),
-        AssetCheckSpec("summary_calls_succeeded", asset="entities", description="No description summary call failed."),
+        AssetCheckSpec("summary_calls_succeeded", asset="entities", description="No description summary or merge confirmation call failed."),
     ],
     **GRAPH_ASSET_OPTIONS,
 )
@@ -113,23 +115,28 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
     units = store.read_table("text_units", "corpus", [corpus])
     extracted_entities = store.read_table("extracted_entities", "corpus", [corpus])
     extracted_relationships = store.read_table("extracted_relationships", "corpus", [corpus])
-    mapping, merges = resolve(extracted_entities, corpus, settings.resolution())
-    extracted_entities, extracted_relationships = apply_resolution(extracted_entities, extracted_relationships, mapping)
     llm_settings = llm.get_settings()
     failures: list[dict] = []
     usage: dict = {"llm_calls": 0}
-    if llm_settings.enabled:
-        entities, relationships = merge_extracted_graph(extracted_entities, extracted_relationships, units, corpus)
-        with llm.session(settings.database) as session:
+    with (llm.session(settings.database) if llm_settings.enabled else nullcontext()) as session:
+        pairs = candidate_pairs(extracted_entities, settings.resolution())
+        if session and llm_settings.confirm_merges:
+            decisions, failures = confirm_merges(session.client, pairs, extracted_entities)
+        else:
+            decisions = rule_decisions(pairs)
+        mapping, merges = resolve(extracted_entities, corpus, decisions=decisions)
+        extracted_entities, extracted_relationships = apply_resolution(extracted_entities, extracted_relationships, mapping)
+        if session:
+            entities, relationships = merge_extracted_graph(extracted_entities, extracted_relationships, units, corpus)
             entities, entity_failures = summarize_descriptions(session.client, entities, "entity", "title")
             relationships, relationship_failures = summarize_descriptions(
                 session.client, relationships.with_columns(pl.concat_str("source", pl.lit(" -> "), "target").alias("label")), "relationship", "label"
             )
-        failures = entity_failures + relationship_failures
-        usage = session.usage.metadata(llm_settings)
-        entities, relationships = finalize(entities, relationships)
-    else:
-        entities, relationships = build_graph(extracted_entities, extracted_relationships, units, corpus, settings.graph())
+            failures += entity_failures + relationship_failures
+            usage = session.usage.metadata(llm_settings)
+            entities, relationships = finalize(entities, relationships)
+        else:
+            entities, relationships = build_graph(extracted_entities, extracted_relationships, units, corpus, settings.graph())
     failure_rows = _failure_frame(failures, f"{corpus}#summary")
     links = link_text_units(entities, relationships)
     with store.transaction() as tx:
@@ -154,7 +161,8 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
         "edges": relationships.height,
         "entity_types": {t: n for t, n in entities["type"].value_counts().iter_rows()},
         "mean_degree": round(float(entities["degree"].mean() or 0), 2),
-        "names_merged_by_resolution": merges.height,
+        "names_merged_by_resolution": int((~merges["rejected"]).sum()),
+        "merges_rejected": int(merges["rejected"].sum()),
         "seconds": seconds,
     } | usage
     yield MaterializeResult(
