@@ -72,13 +72,16 @@ def scripted_answer(task: str, prompt: str) -> dict | str:
             verdicts.append({"pair": int(number), "same": bool(shared), "reason": reason})
         return {"verdicts": verdicts}
     if task == "community_report":
-        names = _names(_section(prompt, "Entities"), 3) or ["Community"]
+        # Rows "id|entity|description|...": the report names the first three and cites their ids.
+        rows = [row.split("|") for row in _section(prompt, "Entities").splitlines()[1:] if row.count("|") >= 2]
+        cited = {row[1]: row[0] for row in rows[:3]}
+        names = list(cited) or ["Community"]
         return {
             "title": " and ".join(names),
             "summary": f"A community around {', '.join(names)}.",
             "rating": 5.0,
             "rating_explanation": "Scripted rating.",
-            "findings": [{"summary": f"About {n}", "explanation": f"{n} is part of this community. [Data: Entities (1)]"} for n in (names * 5)[:5]],
+            "findings": [{"summary": f"About {n}", "explanation": f"{n} is part of this community. [Data: Entities ({cited.get(n, 0)})]"} for n in (names * 5)[:5]],
         }
     if task == "global_map":
         return {"points": [{"description": "Scripted point. [Data: Reports (0)]", "score": 50}]}

@@ -1,8 +1,16 @@
-"""LLM report context: the input token budget and sub-community substitution."""
+"""LLM reports: the input token budget, sub-community substitution, and keeping a report
+whose input did not change (against the OpenAI-compatible test server)."""
 
+import duckdb
+import polars as pl
 
-from graphrag_assets.core.reports_llm import needs_sub_reports, report_context
+from graphrag_assets.core.communities import COMMUNITY_COLUMNS
+from graphrag_assets.core.reports_llm import llm_reports, needs_sub_reports, report_context
 from graphrag_assets.core.tokens import count_tokens
+from graphrag_assets.llm.client import LLMCache, LLMClient
+from graphrag_assets.llm.settings import LLMSettings
+
+from .fake_openai import FakeOpenAI
 
 
 def _graph(n: int):
@@ -12,7 +20,7 @@ def _graph(n: int):
     }
     relationships = {
         f"r{i}": {"id": f"r{i}", "human_readable_id": i, "source": f"Entity {i}", "target": f"Entity {i + 1}", "source_id": f"e{i}", "target_id": f"e{i + 1}",
-                  "description": "They work together. " * 10, "combined_degree": 2 * n - 2 * i}
+                  "description": "They work together. " * 10, "combined_degree": 2 * n - 2 * i, "weight": float(n - i)}
         for i in range(n - 1)
     }
     return entities, relationships
@@ -43,3 +51,60 @@ def test_big_community_substitutes_sub_reports_and_never_exceeds_the_budget():
     # Entities covered by a sub-report are not repeated; uncovered ones (50-59) come first.
     assert "|Entity 0|" not in sections["entities"]
     assert "|Entity 50|" in sections["entities"]
+
+
+def test_context_ignores_the_graph_outside_the_community():
+    entities, relationships = _graph(4)
+    community = {"community": 1, "entity_ids": list(entities), "relationship_ids": list(relationships), "children": []}
+    before = report_context(community, entities, relationships, {}, {}, 8_000)
+    # A member gains links to entities elsewhere: its global degree changes, the community does not.
+    entities["e0"] = entities["e0"] | {"degree": 40}
+    relationships = {key: r | {"combined_degree": r["combined_degree"] + 38} for key, r in relationships.items()}
+    assert report_context(community, entities, relationships, {}, {}, 8_000) == before
+
+
+def _frames():
+    entities, relationships = _graph(6)
+    entity_frame = pl.DataFrame(list(entities.values())).with_columns(pl.lit("PERSON").alias("type"), pl.lit(1).alias("frequency"))
+    relationship_frame = pl.DataFrame(list(relationships.values()))
+    communities = pl.DataFrame(
+        [
+            {"id": f"c{n}", "human_readable_id": n, "community": n, "level": level, "parent": parent, "children": children, "title": f"Community {n}",
+             "entity_ids": members, "relationship_ids": [r for r, v in relationships.items() if v["source_id"] in members and v["target_id"] in members],
+             "text_unit_ids": [], "period": "p", "size": len(members), "corpus": "c"}
+            for n, level, parent, children, members in [
+                (0, 0, -1, [2, 3], ["e0", "e1", "e2", "e3"]),
+                (1, 0, -1, [], ["e4", "e5"]),
+                (2, 1, 0, [], ["e0", "e1"]),
+                (3, 1, 0, [], ["e2", "e3"]),
+            ]
+        ],
+        schema=COMMUNITY_COLUMNS,
+    )
+    return communities, entity_frame, relationship_frame
+
+
+def test_unchanged_reports_are_kept_without_a_call_and_changed_ones_rewritten():
+    communities, entities, relationships = _frames()
+    with FakeOpenAI() as fake:
+        settings = LLMSettings(base_url=fake.base_url, api_key="sk-test", model="fake-chat")
+
+        def write(entities, previous=None):
+            # A fresh, empty LLM cache each time: keeping a report must not depend on it.
+            client = lambda: LLMClient(settings, LLMCache(duckdb.connect(":memory:")))  # noqa: E731
+            return llm_reports(client, communities, entities, relationships, "c", 8_000, "fake-chat", previous)
+
+        first, failures, _ = write(entities)
+        assert not failures and len(fake.completions("community_report")) == 4
+        assert first["input_hash"].is_not_null().all()
+
+        again, _, written = write(entities, first)
+        assert written == [] and len(fake.completions("community_report")) == 4
+        assert again.equals(first)
+
+        # e4's description changes: only community 1 (its only community) is rewritten.
+        edited = entities.with_columns(pl.when(pl.col("id") == "e4").then(pl.lit("A new description.")).otherwise(pl.col("description")).alias("description"))
+        third, _, written = write(edited, first)
+        assert len(written) == 1 and len(fake.completions("community_report")) == 5
+        changed = third.join(first, on="id", suffix="_old").filter(pl.col("input_hash") != pl.col("input_hash_old"))["community"].to_list()
+        assert changed == [1]

@@ -112,7 +112,7 @@ EMBEDDING_COLUMNS = {
 
 def embedding_inputs(text_units: pl.DataFrame, entities: pl.DataFrame, reports: pl.DataFrame) -> pl.DataFrame:
     """(id, kind, text) of everything the index embeds: text units, "title: description"
-    of entities and the full content of community reports."""
+    of entities and the full content of community reports (citations left out)."""
     frames = [
         text_units.select("id", pl.lit("text_unit_text").alias("kind"), "text"),
         entities.select(
@@ -120,7 +120,8 @@ def embedding_inputs(text_units: pl.DataFrame, entities: pl.DataFrame, reports: 
             pl.lit("entity_description").alias("kind"),
             pl.concat_str([pl.col("title"), pl.lit(": "), pl.col("description").fill_null("")]).alias("text"),
         ),
-        reports.select("id", pl.lit("community_full_content").alias("kind"), pl.col("full_content").alias("text")),
+        # Without the "[Data: ...]" citations: they are row numbers, not meaning.
+        reports.select("id", pl.lit("community_full_content").alias("kind"), pl.col("full_content").str.replace_all(r" ?\[Data: [^\]]*\]", "").alias("text")),
     ]
     return pl.concat(frames).with_columns(
         pl.col("text").map_elements(content_hash, return_dtype=pl.String).alias("content_hash")

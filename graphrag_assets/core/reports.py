@@ -35,6 +35,7 @@ REPORT_COLUMNS = {
     "corpus": pl.String,
     "generated_by": pl.String,
     "content_hash": pl.String,
+    "input_hash": pl.String,  # what the writer read (model reports only): unchanged input, report kept
 }
 EXTRACTIVE = "extractive"
 MIN_FINDINGS, MAX_FINDINGS = 5, 10
@@ -78,6 +79,10 @@ def _findings(members: list[dict], internal: list[dict]) -> list[dict]:
     return findings
 
 
+def report_id(corpus: str, community: dict) -> str:
+    return stable_id(corpus, "community_report", community["id"])
+
+
 def report_row(
     community: dict, corpus: str, title: str, summary: str, rating: float, rating_explanation: str, findings: list[dict], generated_by: str
 ) -> dict:
@@ -85,7 +90,7 @@ def report_row(
     full_content = "\n\n".join([f"# {title}", summary] + [f"## {f['summary']}\n\n{f['explanation']}" for f in findings])
     document = {"title": title, "summary": summary, "rating": rating, "rating_explanation": rating_explanation, "findings": findings}
     return {
-        "id": stable_id(corpus, "community_report", community["id"]),
+        "id": report_id(corpus, community),
         "human_readable_id": community["human_readable_id"],
         "community": community["community"],
         "level": community["level"],
@@ -103,6 +108,7 @@ def report_row(
         "corpus": corpus,
         "generated_by": generated_by,
         "content_hash": content_hash(full_content),
+        "input_hash": None,
     }
 
 
@@ -124,7 +130,7 @@ def extractive_reports(
         )
         internal = sorted(
             (relationship_by_id[r] for r in community["relationship_ids"]),
-            key=lambda r: (-r["weight"], r["human_readable_id"]),
+            key=lambda r: (-r["weight"], r["source"], r["target"]),
         )
         central = [m["title"] for m in members[:3]]
         title = _names(central)

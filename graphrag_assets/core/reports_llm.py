@@ -5,18 +5,28 @@ One that is too big is described from its sub-communities' reports (largest firs
 is why the deepest level is written first), topped up with the entities and relationships
 those sub-communities do not cover. A failed call never drops a report: the community
 gets the extractive report, marked as a fallback, and the failure is recorded.
+
+A report is rewritten only when what the model would read changed. The context holds
+only the community's own content (its members and their descriptions, its internal
+relationships and their weights, its sub-reports), in an order that does not depend on
+the rest of the graph; its hash (with the model and the prompt) is stored as
+``input_hash``, and a community whose hash an existing report already has keeps that
+report as it is, with no call, whatever the LLM cache holds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+from collections import Counter
 
 import polars as pl
 
 from ..llm.client import LLMError
 from ..llm.models import CommunityReport
 from ..llm.prompts import load_prompt
-from .reports import REPORT_COLUMNS, extractive_reports, report_row
+from .ids import content_hash
+from .reports import REPORT_COLUMNS, extractive_reports, report_id, report_row
 from .tokens import count_tokens
 
 FALLBACK = "extractive (LLM failed)"
@@ -34,19 +44,22 @@ def _pack_lines(lines: list[str], budget: int) -> tuple[list[str], int]:
 
 
 HEADERS = {
-    "entities": "id|entity|description|degree",
-    "relationships": "id|source|target|description|combined_degree",
+    "entities": "id|entity|description|links_in_community",
+    "relationships": "id|source|target|description|weight",
     "reports": "community|title|report",
 }
 
 
 def _local_rows(community: dict, entity_by_id: dict, relationship_by_id: dict) -> tuple[list[dict], list[dict], list[str], list[str]]:
-    """The community's entities and internal relationships, most connected first, with
-    their context lines."""
-    members = sorted((entity_by_id[e] for e in community["entity_ids"]), key=lambda e: (-e["degree"], e["human_readable_id"]))
-    internal = sorted((relationship_by_id[r] for r in community["relationship_ids"]), key=lambda r: (-r["combined_degree"], r["human_readable_id"]))
-    entity_lines = [f"{e['human_readable_id']}|{e['title']}|{e['description']}|{e['degree']}".replace("\n", " ") for e in members]
-    relationship_lines = [f"{r['human_readable_id']}|{r['source']}|{r['target']}|{r['description']}|{r['combined_degree']}".replace("\n", " ") for r in internal]
+    """The community's entities (most linked inside the community first) and internal
+    relationships (heaviest first), with their context lines. Nothing here depends on the
+    graph outside the community (not global degrees), so a change elsewhere leaves the
+    context, and so the report, as it was."""
+    internal = sorted((relationship_by_id[r] for r in community["relationship_ids"]), key=lambda r: (-r["weight"], r["source"], r["target"]))
+    links = Counter(end for r in internal for end in (r["source_id"], r["target_id"]))
+    members = sorted((entity_by_id[e] for e in community["entity_ids"]), key=lambda e: (-links[e["id"]], e["title"]))
+    entity_lines = [f"{e['human_readable_id']}|{e['title']}|{e['description']}|{links[e['id']]}".replace("\n", " ") for e in members]
+    relationship_lines = [f"{r['human_readable_id']}|{r['source']}|{r['target']}|{r['description']}|{r['weight']:g}".replace("\n", " ") for r in internal]
     return members, internal, entity_lines, relationship_lines
 
 
@@ -97,19 +110,36 @@ def report_context(
     }
 
 
-def _row(community: dict, report: CommunityReport, corpus: str, model: str) -> dict:
+def _row(community: dict, report: CommunityReport, corpus: str, model: str, input_hash: str) -> dict:
     findings = [{"summary": f.summary, "explanation": f.explanation} for f in report.findings]
-    return report_row(community, corpus, report.title, report.summary, report.rating, report.rating_explanation, findings, model)
+    return report_row(community, corpus, report.title, report.summary, report.rating, report.rating_explanation, findings, model) | {"input_hash": input_hash}
+
+
+def _kept(previous: dict, community: dict) -> dict:
+    """An existing report moved onto the community that now has its content (its number,
+    parent and children may have changed around it)."""
+    placement = {key: community[key] for key in ("human_readable_id", "community", "level", "parent", "children", "size")}
+    return previous | placement | {"id": report_id(previous["corpus"], community)}
 
 
 def llm_reports(
-    make_client, communities: pl.DataFrame, entities: pl.DataFrame, relationships: pl.DataFrame, corpus: str, budget: int, model: str
+    make_client,
+    communities: pl.DataFrame,
+    entities: pl.DataFrame,
+    relationships: pl.DataFrame,
+    corpus: str,
+    budget: int,
+    model: str,
+    previous: pl.DataFrame | None = None,
 ) -> tuple[pl.DataFrame, list[dict], list[int]]:
-    """(reports, failures, context token counts) for every community, deepest level first."""
+    """(reports, failures, context token counts of the reports written) for every
+    community, deepest level first; reports in ``previous`` whose input is unchanged are
+    kept without a call."""
     prompt = load_prompt("community_report")
     entity_by_id = {row["id"]: row for row in entities.iter_rows(named=True)}
     relationship_by_id = {row["id"]: row for row in relationships.iter_rows(named=True)}
     communities_by_id = {row["community"]: row for row in communities.iter_rows(named=True)}
+    reusable = {row["input_hash"]: row for row in (previous if previous is not None else pl.DataFrame()).iter_rows(named=True) if row.get("input_hash")}
     reports: dict[int, dict] = {}
     failures: list[dict] = []
     context_tokens: list[int] = []
@@ -125,10 +155,14 @@ def llm_reports(
                 children = [tasks[c] for c in community["children"] if c in tasks]
                 await asyncio.gather(*children)
             sections = report_context(community, entity_by_id, relationship_by_id, reports, communities_by_id, budget)
+            input_hash = content_hash(json.dumps([model, prompt.version, sections], ensure_ascii=False))
+            if input_hash in reusable:
+                reports[community["community"]] = _kept(reusable[input_hash], community)
+                return
             context_tokens.append(sum(count_tokens(text + "\n") for text in sections.values()))
             try:
                 report = await client.structured("report", prompt.version, [{"role": "user", "content": prompt.render(**sections)}], CommunityReport)
-                reports[community["community"]] = _row(community, report, corpus, model)
+                reports[community["community"]] = _row(community, report, corpus, model, input_hash)
             except LLMError as error:
                 failures.append({"item_id": str(community["community"]), "stage": "report", "error": str(error)})
                 fallback = extractive_reports(communities.filter(pl.col("community") == community["community"]), entities, relationships, corpus)

@@ -19,7 +19,7 @@ import duckdb
 import polars as pl
 
 from .connection import connect
-from .schema import TABLES, conform, create_statement
+from .schema import TABLES, conform, create_statement, duckdb_type
 
 class Transaction:
     def __init__(self, connection: duckdb.DuckDBPyConnection):
@@ -69,9 +69,17 @@ class IndexStore:
             connection.close()
 
     def ensure_schema(self) -> None:
+        """Create missing tables, and add columns a newer version introduced to the tables
+        of an existing index (filled with NULL), so upgrading never needs a rebuild."""
         with self.connection() as connection:
+            existing = connection.execute("SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'main'").fetchall()
+            present = {(table, column) for table, column in existing}
+            tables_present = {table for table, _ in present}
             for table in TABLES.values():
                 connection.execute(create_statement(table))
+                for name, dtype in table.columns.items():
+                    if table.name in tables_present and (table.name, name) not in present:
+                        connection.execute(f'ALTER TABLE "{table.name}" ADD COLUMN "{name}" {duckdb_type(dtype)}')
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:

@@ -29,7 +29,7 @@ from dagster import (
 
 from ...core.communities import detect_communities, ego_node, stabilize_numbers
 from ...core.embedding import embed_missing, embedding_inputs
-from ...core.graph import build_graph, finalize, link_text_units, merge_extracted_graph
+from ...core.graph import build_graph, finalize, keep_short_ids, link_text_units, merge_extracted_graph
 from ...core.ids import content_hash
 from ...core.reports import extractive_reports
 from ...core.reports_llm import llm_reports
@@ -138,6 +138,9 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
         else:
             entities, relationships = build_graph(extracted_entities, extracted_relationships, units, corpus, settings.graph())
     failure_rows = _failure_frame(failures, f"{corpus}#summary")
+    # Rows already indexed keep their short numbers, which kept reports cite.
+    entities = keep_short_ids(entities, store.read_table("entities", "corpus", [corpus]))
+    relationships = keep_short_ids(relationships, store.read_table("relationships", "corpus", [corpus]))
     links = link_text_units(entities, relationships)
     with store.transaction() as tx:
         tx.replace("entities", entities, [corpus])
@@ -219,7 +222,7 @@ def communities(context: AssetExecutionContext, settings: IndexSettings) -> Mate
 
 @asset(
     deps=["communities", "entities", "relationships"],
-    code_version=f"community_reports-v2-{prompts_version('community_report')}",
+    code_version=f"community_reports-v3-{prompts_version('community_report')}",
     description=(
         "One report per community: written by the LLM bottom-up within an input token budget when "
         "GRAPHRAG_LLM_MODEL is set; offline, extractive (title, summary, 5-10 findings quoting "
@@ -246,9 +249,15 @@ def community_reports(context: AssetExecutionContext, settings: IndexSettings, l
     if llm_settings.enabled:
         with llm.session(settings.database) as session:
             reports, failures, context_tokens = llm_reports(
-                session.client, found, entities, relationships, corpus, llm_settings.report_budget, llm_settings.model_for("report")
+                session.client, found, entities, relationships, corpus, llm_settings.report_budget, llm_settings.model_for("report"),
+                previous=store.read_table("community_reports", "corpus", [corpus]),
             )
-        usage = session.usage.metadata(llm_settings) | {"max_context_tokens": max(context_tokens, default=0), "generated_by": llm_settings.model_for("report")}
+        usage = session.usage.metadata(llm_settings) | {
+            "max_context_tokens": max(context_tokens, default=0),
+            "generated_by": llm_settings.model_for("report"),
+            "reports_written": len(context_tokens),
+            "reports_kept_unchanged": reports.height - len(context_tokens),
+        }
     else:
         reports = extractive_reports(found, entities, relationships, corpus)
         usage = {"generated_by": "extractive (no LLM)", "llm_calls": 0}
