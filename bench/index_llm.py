@@ -1,0 +1,156 @@
+"""Benchmark: the LLM path against a local OpenAI-compatible endpoint with realistic
+latency (300 ms per call plus 2 ms per completion token), concurrency 16.
+
+    .venv/bin/python bench/index_llm.py                        # A Christmas Carol
+    .venv/bin/python bench/index_llm.py --podcast-files 400    # the first 400 podcast files
+
+Records calls by kind, tokens, wall time (whole command, and the span during which LLM
+calls were in flight) and peak memory; then re-runs with nothing changed (zero calls
+expected). The span is compared with two bounds no scheduler can beat:
+
+- the ideal: sum of call latencies / concurrency;
+- the dependency bound: the stages are barriers set by the data (summaries need every
+  extraction, clustering needs the merged graph, reports need the communities, report
+  embeddings need the reports), so the span is at least the sum over stages of
+  max(stage latencies / concurrency, the stage's longest chain of dependent calls:
+  a text unit's extraction then its gleaning, or one report).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.fake_openai import FakeOpenAI  # noqa: E402
+
+CONCURRENCY = 16
+SHARED = REPO.parent / "shared" / "corpus"
+# Stages in data-dependency order; calls of one stage can overlap, stages cannot.
+STAGES = {
+    "extraction": ("extract_graph", "glean", "extract_claims"),
+    "merge confirmation": ("confirm_merges",),
+    "summaries": ("summarize_descriptions",),
+    "reports": ("community_report",),
+    "embeddings": (None,),
+}
+
+
+def _chain_key(request: dict) -> str:
+    """Extraction and its gleaning share their first message (the text unit's prompt)."""
+    first = request["body"].get("messages", [{}])[0].get("content", "")
+    return hashlib.sha256(str(first).encode()).hexdigest()
+
+
+def dependency_bound(requests: list[dict]) -> tuple[float, dict]:
+    total, per_stage = 0.0, {}
+    for stage, tasks in STAGES.items():
+        calls = [r for r in requests if r["task"] in tasks]
+        if not calls:
+            continue
+        chains: dict[str, float] = defaultdict(float)
+        for r in calls:
+            chains[_chain_key(r) if stage == "extraction" else str(id(r))] += r["latency"]
+        bound = max(sum(r["latency"] for r in calls) / CONCURRENCY, max(chains.values()))
+        per_stage[stage] = round(bound, 2)
+        total += bound
+    return total, per_stage
+
+
+def _input(args, work: Path) -> tuple[Path, str, str]:
+    if not args.podcast_files:
+        return SHARED / "christmas_carol", "christmas_carol", str(SHARED / "christmas_carol")
+    folder = work / "input"
+    folder.mkdir()
+    files = sorted((SHARED / "podcasts").glob("*.txt"))[: args.podcast_files]
+    for path in files:
+        shutil.copy(path, folder / path.name)
+    return folder, "podcasts", f"first {len(files)} files of {SHARED / 'podcasts'}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--podcast-files", type=int, default=0, help="index the first N podcast files instead of A Christmas Carol")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="graphrag-llm-bench-"))
+    home = work / "dagster_home"
+    home.mkdir()
+    shutil.copy(REPO / "dagster_home" / "dagster.yaml", home)
+    folder, corpus, description = _input(args, work)
+    with FakeOpenAI(latency_seconds=0.3, seconds_per_completion_token=0.002, embedding_dimensions=64) as fake:
+        env = os.environ | {
+            "DAGSTER_HOME": str(home),
+            "GRAPHRAG_LLM_BASE_URL": fake.base_url,
+            "GRAPHRAG_LLM_API_KEY": "sk-bench",
+            "GRAPHRAG_LLM_MODEL": "fake-chat",
+            "GRAPHRAG_EMBEDDING_MODEL": "fake-embed",
+            "GRAPHRAG_LLM_CONCURRENCY": str(CONCURRENCY),
+        }
+        command = [sys.executable, "-m", "graphrag_assets.cli", "--input", str(folder), "--corpus", corpus, "--db", str(work / "index.duckdb"), "--vectors", str(work / "lancedb")]
+        started = time.perf_counter()
+        first = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True)
+        wall = time.perf_counter() - started
+        if first.returncode != 0:
+            raise SystemExit(first.stderr[-3000:])
+        requests = list(fake.requests)
+        again = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True)
+        rerun_requests = len(fake.requests) - len(requests)
+
+    completions = [r for r in requests if r["path"].endswith("/chat/completions")]
+    embeddings = [r for r in requests if r["path"].endswith("/embeddings")]
+    latency_sum = sum(r["latency"] for r in requests)
+    ideal = latency_sum / CONCURRENCY
+    bound, bound_by_stage = dependency_bound(requests)
+    llm_span = max(r["finished"] for r in requests) - min(r["started"] for r in requests)
+    origin = min(r["started"] for r in requests)
+    stages = {}
+    for kind in dict.fromkeys(r["task"] or "embedding" for r in requests):
+        calls = [r for r in requests if (r["task"] or "embedding") == kind]
+        stages[kind] = {
+            "calls": len(calls),
+            "from_s": round(min(r["started"] for r in calls) - origin, 1),
+            "to_s": round(max(r["finished"] for r in calls) - origin, 1),
+            "ideal_s": round(sum(r["latency"] for r in calls) / CONCURRENCY, 1),
+        }
+    result = {
+        "corpus": description,
+        "completion_calls": len(completions),
+        "completion_calls_by_kind": dict(Counter(r["task"] for r in completions)),
+        "embedding_requests": len(embeddings),
+        "prompt_tokens": sum(r["prompt_tokens"] for r in completions),
+        "completion_tokens": sum(r["completion_tokens"] for r in completions),
+        "sum_of_call_latencies_s": round(latency_sum, 1),
+        "ideal_wall_s (sum / concurrency)": round(ideal, 1),
+        "dependency_bound_s": round(bound, 1),
+        "dependency_bound_by_stage_s": bound_by_stage,
+        "llm_span_s (first request to last response)": round(llm_span, 1),
+        "llm_span_over_ideal": round(llm_span / ideal, 2),
+        "llm_span_over_dependency_bound": round(llm_span / bound, 2),
+        "stages": stages,
+        "wall_s (whole command, incl. Python and Dagster start-up)": round(wall, 1),
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
+        "rerun_requests": rerun_requests,
+        "rerun_summary": again.stdout.strip().splitlines()[-1],
+        "summary": first.stdout.strip().splitlines()[-1],
+    }
+    name = f"index_llm_podcasts_{args.podcast_files}" if args.podcast_files else "index_llm_christmas_carol"
+    out = REPO / "bench" / "results" / f"{name}.json"
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
