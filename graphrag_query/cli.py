@@ -16,30 +16,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
     args = parser.parse_args(argv)
 
-    from . import IndexNotFound, search
+    from . import IndexNotFound, search, search_stream
 
+    options = dict(method=args.method, database=args.db, vectors=args.vectors, corpus=args.corpus)
     try:
-        result = search(args.question, method=args.method, database=args.db, vectors=args.vectors, corpus=args.corpus)
+        if args.json:
+            print(search(args.question, **options).to_json())
+            return 0
+        # The answer is printed as it is written; sources and usage follow it.
+        stream = search_stream(args.question, **options)
+        for piece in stream:
+            print(piece, end="", flush=True)
     except IndexNotFound as error:
         print(f"graphrag-query: {error}", file=sys.stderr)
         return 2
-    if args.json:
-        print(result.to_json())
-        return 0
-    header = f"[{result.method} search" + (f"; {result.route_reason}" if result.route_reason else "") + "]"
-    print(header)
+    result = stream.result
     print()
-    print(result.answer)
+    print()
+    print(f"[{result.method} search" + (f"; {result.route_reason}" if result.route_reason else "") + f"; {result.generated_by}]")
     if result.citations:
-        print()
         print("Sources:")
         for citation in result.citations[:10]:
             print(f"  [{citation.text_unit_human_readable_id}] {citation.document_title}")
     usage = result.usage
-    print()
     print(f"({usage.llm_calls} LLM calls, {usage.context_tokens} context tokens, {usage.seconds:.2f} s)")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import duckdb
 import polars as pl
@@ -186,3 +187,22 @@ def test_graphrag_query_cli_json(sample_index):
     payload = json.loads(out.stdout)
     assert payload["method"] in {"local", "basic"} and payload["route_reason"]
     assert payload["citations"] and payload["usage"]["llm_calls"] == 0
+
+
+def test_graphrag_query_cli_prints_the_answer_then_its_sources(sample_index):
+    out = subprocess.run(
+        [sys.executable, "-m", "graphrag_query.cli", "What did Clara Okafor do?", "--db", sample_index.database, "--method", "local"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    answer, _, footer = out.stdout.partition("\n\n[local search")
+    assert "Clara Okafor" in answer
+    assert "Sources:" in footer and "(0 LLM calls" in footer
+    missing = subprocess.run(
+        [sys.executable, "-m", "graphrag_query.cli", "anything", "--db", str(Path(sample_index.database).with_name("absent.duckdb"))],
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+    )
+    assert missing.returncode == 2 and "absent.duckdb" in missing.stderr
