@@ -18,7 +18,6 @@ reports were kept as they were. Writes ``bench/results/update_podcasts_llm.json`
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -29,14 +28,10 @@ from pathlib import Path
 
 import duckdb
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from tests.fake_openai import FakeOpenAI  # noqa: E402
+from fake_endpoint import REPO, FakeOpenAI, fake_endpoint
 
 PODCASTS = REPO.parent / "shared" / "corpus" / "podcasts"
 ADDED = "EP-11_ Behind_the_Tech_Kevin Scott_Podcast_with_Fei-Fei-Li-part1.txt"
-CONCURRENCY = 16
 
 
 def _reports(database: Path) -> dict[str, tuple]:
@@ -83,24 +78,13 @@ def _pass(name: str, command: list[str], env: dict, fake: FakeOpenAI, database: 
 
 def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="graphrag-update-bench-"))
-    home = work / "dagster_home"
-    home.mkdir()
-    shutil.copy(REPO / "dagster_home" / "dagster.yaml", home)
     corpus = work / "input" / "podcasts"
     corpus.mkdir(parents=True)
     initial = sorted(p for p in PODCASTS.iterdir() if p.name.startswith(("EP-03_", "EP-13_")))
     for path in initial:
         shutil.copy(path, corpus / path.name)
     database = work / "index.duckdb"
-    with FakeOpenAI(latency_seconds=0.3, seconds_per_completion_token=0.002, embedding_dimensions=64) as fake:
-        env = os.environ | {
-            "DAGSTER_HOME": str(home),
-            "GRAPHRAG_LLM_BASE_URL": fake.base_url,
-            "GRAPHRAG_LLM_API_KEY": "sk-bench",
-            "GRAPHRAG_LLM_MODEL": "fake-chat",
-            "GRAPHRAG_EMBEDDING_MODEL": "fake-embed",
-            "GRAPHRAG_LLM_CONCURRENCY": str(CONCURRENCY),
-        }
+    with fake_endpoint(work) as (fake, env):
         command = [sys.executable, "-m", "graphrag_assets.cli", "--input", str(work / "input"), "--db", str(database), "--vectors", str(work / "lancedb")]
         passes = {"full_index_56_files": _pass("full index", command, env, fake, database)}
 
