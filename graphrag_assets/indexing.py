@@ -159,8 +159,9 @@ class Estimate:
 
 def estimate_pending(plan: SourcePlan, settings: IndexSettings) -> Estimate:
     """What the pending sources will cost before anything is spent: text units and the
-    extraction calls and prompt tokens they need (upper bound: every gleaning pass runs).
-    Summary and report calls depend on the graph the extraction finds."""
+    extraction calls and prompt tokens they need (upper bound: every gleaning pass runs;
+    with claims on, one claim call per text unit more). Summary and report calls depend on
+    the graph the extraction finds."""
     from .core.chunking import chunk_documents
     from .core.inputs import InputError, read_source
     from .core.tokens import count_tokens
@@ -168,7 +169,7 @@ def estimate_pending(plan: SourcePlan, settings: IndexSettings) -> Estimate:
     from .llm.settings import LLMSettings
 
     llm = LLMSettings.from_env()
-    passes = 1 + llm.gleanings if llm.enabled else 0
+    passes = 1 + llm.gleanings + int(llm.claims) if llm.enabled else 0
     template = count_tokens(load_prompt("extract_graph").text) if llm.enabled else 0
     estimate = Estimate(sources=len(plan.pending))
     for source in plan.pending:

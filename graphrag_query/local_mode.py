@@ -1,8 +1,10 @@
 """Local search: seed entities by embedding, then their graph neighbourhood in one token
 budget with configurable shares: community reports of the seeds (ranked by how many seeds
 they hold, then rank), the seed entities, their relationships (in-network first, then by
-links to the seeds and combined degree), claims, and the supporting text units (ranked by
-seed order, then by how many seed relationships they carry). The last turns of a
+links to the seeds and combined degree), the claims about the seeds (when the index has
+claims: seed order, then subject and type; at most a quarter of what the entities leave
+of their share, the rest going to relationships), and the supporting text units (ranked
+by seed order, then by how many seed relationships they carry). The last turns of a
 conversation are included and paid from the same budget."""
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from graphrag_assets.core.claims import CLAIM_HEADER, CLAIM_ORDER, CLAIM_SHARE, claim_line
 from graphrag_assets.core.tokens import count_tokens
 
 from .context import citations_for, pack
@@ -101,11 +104,16 @@ def build_local_context(question: str, reader: IndexReader, settings: LocalSetti
         reports, lambda r: f"{r['community']}|{r['title']}|{r[settings.community_text]}".replace("\n", " "), int(budget * settings.community_share), "id|title|content"
     )
 
-    # Entities and their relationships share the local budget.
+    # Entities, their claims and their relationships share the local budget.
     local_budget = int(budget * (1 - settings.text_unit_share - settings.community_share))
     entity_rows, entity_text, entity_tokens = pack(
         seeds, lambda e: f"{e['human_readable_id']}|{e['title']}|{e['description']}|{e['degree']}", local_budget, "id|entity|description|number of relationships"
     )
+    claims = (
+        reader.claims.join(entity_rows.select(pl.col("id").alias("subject_entity_id"), "seed_rank"), on="subject_entity_id")
+        .sort(["seed_rank", *CLAIM_ORDER])
+    )
+    claim_rows, claim_text, claim_tokens = pack(claims, claim_line, int((local_budget - entity_tokens) * CLAIM_SHARE), CLAIM_HEADER)
     relationships = reader.table("relationships").with_columns(
         (pl.col("source").is_in(list(seed_titles)).cast(pl.Int64) + pl.col("target").is_in(list(seed_titles)).cast(pl.Int64)).alias("seed_links")
     ).filter(pl.col("seed_links") > 0)
@@ -113,7 +121,7 @@ def build_local_context(question: str, reader: IndexReader, settings: LocalSetti
     relationship_rows, relationship_text, relationship_tokens = pack(
         relationships,
         lambda r: f"{r['human_readable_id']}|{r['source']}|{r['target']}|{r['description']}|{r['weight']:.2f}",
-        local_budget - entity_tokens,
+        local_budget - entity_tokens - claim_tokens,
         "id|source|target|description|weight",
     )
 
@@ -143,7 +151,8 @@ def build_local_context(question: str, reader: IndexReader, settings: LocalSetti
         "relationships": relationship_rows,
         "sources": unit_rows,
         "conversation": conversation,
-        "tokens": conversation_tokens + report_tokens + entity_tokens + relationship_tokens + unit_tokens,
+        "claims": claim_rows,
+        "tokens": conversation_tokens + report_tokens + entity_tokens + relationship_tokens + claim_tokens + unit_tokens,
         "section_budgets": {
             "reports": int(budget * settings.community_share),
             "entities+relationships": local_budget,
@@ -152,7 +161,7 @@ def build_local_context(question: str, reader: IndexReader, settings: LocalSetti
         "section_text": {
             "conversation": conversation,
             "reports": report_text,
-            "entities+relationships": entity_text + ("\n" if entity_text and relationship_text else "") + relationship_text,
+            "entities+relationships": "\n".join(text for text in (entity_text, relationship_text, claim_text) if text),
             "sources": unit_text,
         },
         "text": "\n\n".join(
@@ -162,6 +171,7 @@ def build_local_context(question: str, reader: IndexReader, settings: LocalSetti
                 ("reports", report_text),
                 ("entities", entity_text),
                 ("relationships", relationship_text),
+                ("claims", claim_text),
                 ("sources", unit_text),
             ]
             if text
@@ -186,6 +196,7 @@ def prepare_local(
     else:
         evidence = [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in built["sources"].iter_rows(named=True)]
         evidence += [Evidence(r["description"], f"Relationships ({r['human_readable_id']})") for r in built["relationships"].iter_rows(named=True)]
+        evidence += [Evidence(c["description"], f"Claims ({c['human_readable_id']})") for c in built["claims"].iter_rows(named=True)]
         seeds = built["seeds"]["title"].head(3).to_list()
         lead = f"Entities most related to the question: {', '.join(seeds)}." if seeds else ""
         answer, generated_by = compose(question, evidence, lead=lead), "extractive"
@@ -194,7 +205,10 @@ def prepare_local(
         "entities": built["entities"].select("id", "human_readable_id", "title", "type", "description", "degree", "similarity"),
         "relationships": built["relationships"].select("id", "human_readable_id", "source", "target", "description", "weight", "combined_degree"),
         "reports": built["reports"].select("community", "level", "title", "rank", "seeds_held"),
-        "claims": pl.DataFrame(schema={"id": pl.String, "subject": pl.String, "description": pl.String}),
+        "claims": built["claims"].select(
+            "id", "human_readable_id", pl.col("subject_id").alias("subject"), pl.col("object_id").alias("object"), "type", "status",
+            "start_date", "end_date", "description", "source_text", "text_unit_id",
+        ),
         "sources": sources.select("id", "human_readable_id", "document_id", "text"),
     }
     result = SearchResult(

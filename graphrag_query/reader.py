@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import polars as pl
 
+from graphrag_assets.core.claims import COVARIATE_COLUMNS, resolve_claims
 from graphrag_assets.core.embedding import Embedder, HashedNgramEmbedder
 from graphrag_assets.storage.connection import connect
 from graphrag_assets.storage.snapshot import read_pointer
@@ -63,8 +65,20 @@ class IndexReader:
             self.table(name)
         if self.table("entities").is_empty():
             raise IndexNotFound(f"corpus {self.corpus!r} has no entities in {self.source}: index it first")
+        self.claims  # noqa: B018
         self.embedding_model  # noqa: B018  (resolves the embedder)
         return self
+
+    @cached_property
+    def claims(self) -> pl.DataFrame:
+        """The corpus's claims (table ``covariates``) with subject and object resolved to the
+        entities they were merged into (``subject_entity_id``); empty when claims were not
+        extracted, or the index predates them."""
+        try:
+            covariates, merges = self.table("covariates"), self.table("entity_merges")
+        except duckdb.CatalogException:
+            covariates, merges = pl.DataFrame(schema=COVARIATE_COLUMNS), None
+        return resolve_claims(covariates, self.table("entities"), merges)
 
     @cached_property
     def embedding_model(self) -> str:

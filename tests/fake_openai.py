@@ -59,6 +59,25 @@ def scripted_answer(task: str, prompt: str) -> dict | str:
             for a, b in zip(names, names[1:])
         ]
         return {"entities": entities, "relationships": relationships}
+    if task == "extract_claims":
+        # Scripted rule: a claim for each sentence naming two of the names the extraction
+        # finds in the text, about the first and involving the second; SUSPECTED when the
+        # sentence speaks of plans or intentions, dated when it gives a year.
+        text = _section(prompt, "Text")
+        known = _names(text)
+        claims = []
+        for sentence in re.split(r"(?<=[.!?])\s+", text):
+            named = [n for n in _names(sentence, limit=100) if n in known]
+            if len(named) < 2:
+                continue
+            year = re.search(r"\b(1[89]\d\d|20\d\d)\b", sentence)
+            claims.append({
+                "subject": named[0], "object": named[1], "type": "ASSOCIATION",
+                "status": "SUSPECTED" if re.search(r"\b(plans?|will|wants?|asked)\b", sentence) else "TRUE",
+                "start_date": f"{year.group(1)}-01-01" if year else None, "end_date": None,
+                "description": f"{named[0]} is linked to {named[1]}.", "source_text": sentence.strip(),
+            })
+        return {"claims": claims}
     if task == "summarize_descriptions":
         descriptions = [line[2:] for line in _section(prompt, "Descriptions").splitlines() if line.startswith("- ")]
         return {"summary": " ".join(sorted(set(descriptions)))[:400]}

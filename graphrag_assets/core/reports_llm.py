@@ -8,10 +8,11 @@ gets the extractive report, marked as a fallback, and the failure is recorded.
 
 A report is rewritten only when what the model would read changed. The context holds
 only the community's own content (its members and their descriptions, its internal
-relationships and their weights, its sub-reports), in an order that does not depend on
-the rest of the graph; its hash (with the model and the prompt) is stored as
-``input_hash``, and a community whose hash an existing report already has keeps that
-report as it is, with no call, whatever the LLM cache holds.
+relationships and their weights, the claims about its members when claims are extracted,
+its sub-reports), in an order that does not depend on the rest of the graph; its hash
+(with the model and the prompt) is stored as ``input_hash``, and a community whose hash
+an existing report already has keeps that report as it is, with no call, whatever the
+LLM cache holds.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import polars as pl
 from ..llm.client import LLMError
 from ..llm.models import CommunityReport
 from ..llm.prompts import load_prompt
+from .claims import CLAIM_HEADER, CLAIM_SHARE, claim_line, claim_sort_key
 from .ids import content_hash
 from .reports import REPORT_COLUMNS, extractive_reports, report_id, report_row
 from .tokens import count_tokens
@@ -46,6 +48,7 @@ def _pack_lines(lines: list[str], budget: int) -> tuple[list[str], int]:
 HEADERS = {
     "entities": "id|entity|description|links_in_community",
     "relationships": "id|source|target|description|weight",
+    "claims": CLAIM_HEADER,
     "reports": "community|title|report",
 }
 
@@ -73,12 +76,26 @@ def needs_sub_reports(community: dict, entity_by_id: dict, relationship_by_id: d
     return sum(count_tokens(line + "\n") for line in entity_lines + relationship_lines) > _available(budget)
 
 
+def _member_claims(community: dict, claims_by_entity: dict[str, list[dict]]) -> list[dict]:
+    """Claims whose subject is a member, ordered by their content (subject, type, ...)."""
+    return sorted((claim for e in community["entity_ids"] for claim in claims_by_entity.get(e, [])), key=claim_sort_key)
+
+
 def report_context(
-    community: dict, entity_by_id: dict, relationship_by_id: dict, reports_by_community: dict, communities_by_id: dict, budget: int
+    community: dict,
+    entity_by_id: dict,
+    relationship_by_id: dict,
+    reports_by_community: dict,
+    communities_by_id: dict,
+    budget: int,
+    claims_by_entity: dict[str, list[dict]] | None = None,
 ) -> dict[str, str]:
-    """The three context sections (entities, relationships, sub-community reports), whose
-    tokens together never exceed ``budget``."""
+    """The four context sections (entities, relationships, claims, sub-community reports),
+    whose tokens together never exceed ``budget``. ``claims_by_entity`` holds resolved
+    claims (``core.claims.resolve_claims``) by subject entity id; claims get at most
+    ``CLAIM_SHARE`` of what the entities leave, relationships the rest."""
     members, internal, entity_lines, relationship_lines = _local_rows(community, entity_by_id, relationship_by_id)
+    claims = _member_claims(community, claims_by_entity or {})
     available = _available(budget)
     full = sum(count_tokens(line + "\n") for line in entity_lines + relationship_lines)
     report_lines: list[str] = []
@@ -101,11 +118,14 @@ def report_context(
         relationship_lines = [
             line for line, r in zip(relationship_lines, internal) if not (r["source_id"] in covered and r["target_id"] in covered)
         ]
-    entity_lines, used = _pack_lines(entity_lines, available // 2 if relationship_lines else available)
-    relationship_lines, _ = _pack_lines(relationship_lines, available - used)
+        claims = [claim for claim in claims if claim["subject_entity_id"] not in covered]
+    entity_lines, used = _pack_lines(entity_lines, available // 2 if relationship_lines or claims else available)
+    claim_lines, claims_used = _pack_lines([claim_line(c) for c in claims], int((available - used) * CLAIM_SHARE) if relationship_lines else available - used)
+    relationship_lines, _ = _pack_lines(relationship_lines, available - used - claims_used)
     return {
         "entities": "\n".join([HEADERS["entities"], *entity_lines]),
         "relationships": "\n".join([HEADERS["relationships"], *relationship_lines]),
+        "claims": "\n".join([HEADERS["claims"], *claim_lines]),
         "reports": "\n".join([HEADERS["reports"], *report_lines]),
     }
 
@@ -131,11 +151,17 @@ def llm_reports(
     budget: int,
     model: str,
     previous: pl.DataFrame | None = None,
+    claims: pl.DataFrame | None = None,
 ) -> tuple[pl.DataFrame, list[dict], list[int]]:
     """(reports, failures, context token counts of the reports written) for every
     community, deepest level first; reports in ``previous`` whose input is unchanged are
-    kept without a call."""
+    kept without a call. ``claims`` are resolved claims (``core.claims.resolve_claims``):
+    a community's context holds those about its members."""
     prompt = load_prompt("community_report")
+    claims_by_entity: dict[str, list[dict]] = {}
+    for claim in (claims if claims is not None else pl.DataFrame()).iter_rows(named=True):
+        if claim["subject_entity_id"] is not None:
+            claims_by_entity.setdefault(claim["subject_entity_id"], []).append(claim)
     entity_by_id = {row["id"]: row for row in entities.iter_rows(named=True)}
     relationship_by_id = {row["id"]: row for row in relationships.iter_rows(named=True)}
     communities_by_id = {row["community"]: row for row in communities.iter_rows(named=True)}
@@ -154,7 +180,7 @@ def llm_reports(
             if needs_sub_reports(community, entity_by_id, relationship_by_id, budget):
                 children = [tasks[c] for c in community["children"] if c in tasks]
                 await asyncio.gather(*children)
-            sections = report_context(community, entity_by_id, relationship_by_id, reports, communities_by_id, budget)
+            sections = report_context(community, entity_by_id, relationship_by_id, reports, communities_by_id, budget, claims_by_entity)
             input_hash = content_hash(json.dumps([model, prompt.version, sections], ensure_ascii=False))
             if input_hash in reusable:
                 reports[community["community"]] = _kept(reusable[input_hash], community)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
 
 
 class Entity(BaseModel):
@@ -21,6 +23,28 @@ class Relationship(BaseModel):
 class GraphExtraction(BaseModel):
     entities: list[Entity] = Field(default_factory=list)
     relationships: list[Relationship] = Field(default_factory=list)
+
+
+class Claim(BaseModel):
+    subject: str = Field(description="the entity the claim is about, named as in the text")
+    object: str | None = Field(default=None, description="another entity the claim involves, named as in the text; null if none")
+    type: str = Field(description="a short category in capital letters")
+    status: Literal["TRUE", "FALSE", "SUSPECTED"] = Field(
+        description="TRUE: stated as established; FALSE: stated to be untrue; SUSPECTED: alleged, planned or unconfirmed"
+    )
+    start_date: str | None = Field(default=None, description="ISO 8601 date the claim's period starts, if the text gives one")
+    end_date: str | None = Field(default=None, description="ISO 8601 date the claim's period ends, if the text gives one")
+    description: str = Field(description="what is claimed, and on what evidence")
+    source_text: str = Field(description="the words of the text supporting the claim, quoted exactly")
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:
+        return value.strip().upper() if isinstance(value, str) else value
+
+
+class ClaimExtraction(BaseModel):
+    claims: list[Claim] = Field(default_factory=list)
 
 
 class DescriptionSummary(BaseModel):

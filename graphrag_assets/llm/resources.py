@@ -22,6 +22,7 @@ from .prompts import prompts_version
 from .settings import LLMSettings
 
 SOURCE_PROMPTS = ("extract_graph", "glean")
+CLAIM_PROMPT = "extract_claims"  # used only with GRAPHRAG_LLM_CLAIMS
 GRAPH_PROMPTS = ("summarize_descriptions", "community_report")
 
 
@@ -71,12 +72,15 @@ class LLMResource(ConfigurableResource):
             connection.close()
 
     def source_fingerprint(self) -> str:
-        """What the per-source stages depend on: extraction method, model, prompts, types."""
+        """What the per-source stages depend on: extraction method, model, prompts, types, and
+        claims when they are extracted (with claims off the fingerprint is what it was before
+        claims existed, so existing indexes are not re-extracted)."""
         settings = self.get_settings()
         if not settings.enabled:
             return "offline"
+        claims = f"|claims|{settings.claim_description}|{prompts_version(CLAIM_PROMPT)}" if settings.claims else ""
         return content_hash(
-            f"{settings.model_for('extraction')}|{settings.mode}|{settings.gleanings}|{settings.entity_types}|{prompts_version(*SOURCE_PROMPTS)}"
+            f"{settings.model_for('extraction')}|{settings.mode}|{settings.gleanings}|{settings.entity_types}|{prompts_version(*SOURCE_PROMPTS)}{claims}"
         )[:16]
 
     def graph_fingerprint(self) -> str:

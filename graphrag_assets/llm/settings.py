@@ -8,6 +8,9 @@ import os
 from pydantic import BaseModel, SecretStr
 
 MODES = ("tools", "json_schema", "json")
+DEFAULT_CLAIM_DESCRIPTION = "facts, allegations, decisions and commitments about an entity that someone searching these documents would want to find"
+# Stages that share another stage's model setting.
+MODEL_OF_STAGE = {"claims": "extraction"}
 
 
 class LLMSettings(BaseModel):
@@ -22,6 +25,13 @@ class LLMSettings(BaseModel):
     later stage undoes it, while the confirmation costs a few batched calls per corpus
     (extraction makes one per text unit), cached like every call. Set it to false to
     apply the rules unconfirmed.
+
+    ``claims`` (GRAPHRAG_LLM_CLAIMS) adds one call per text unit that lists the claims the
+    text makes about its entities (subject, object, type, status, period, description,
+    quoted source), stored in ``covariates`` and used by LLM community reports and local
+    search. Off by default: it costs as many calls as extraction itself.
+    ``claim_description`` (GRAPHRAG_LLM_CLAIM_DESCRIPTION) tells the model which claims
+    matter for the collection.
     """
 
     base_url: str | None = None  # GRAPHRAG_LLM_BASE_URL (None: api.openai.com)
@@ -43,6 +53,8 @@ class LLMSettings(BaseModel):
     timeout_seconds: float = 120.0  # GRAPHRAG_LLM_TIMEOUT
     gleanings: int = 1  # GRAPHRAG_GLEANINGS
     confirm_merges: bool = True  # GRAPHRAG_LLM_CONFIRM_MERGES: the model confirms resolution merges (see above)
+    claims: bool = False  # GRAPHRAG_LLM_CLAIMS: extract claims per text unit (see above)
+    claim_description: str = DEFAULT_CLAIM_DESCRIPTION  # GRAPHRAG_LLM_CLAIM_DESCRIPTION
     entity_types: str = "organization,person,geo,event"  # GRAPHRAG_ENTITY_TYPES
     report_budget: int = 8_000  # GRAPHRAG_REPORT_MAX_INPUT_TOKENS
     token_budget: int = 0  # GRAPHRAG_LLM_TOKEN_BUDGET: stop a run cleanly past this many tokens (0: none)
@@ -72,6 +84,8 @@ class LLMSettings(BaseModel):
             "timeout_seconds": "GRAPHRAG_LLM_TIMEOUT",
             "gleanings": "GRAPHRAG_GLEANINGS",
             "confirm_merges": "GRAPHRAG_LLM_CONFIRM_MERGES",
+            "claims": "GRAPHRAG_LLM_CLAIMS",
+            "claim_description": "GRAPHRAG_LLM_CLAIM_DESCRIPTION",
             "entity_types": "GRAPHRAG_ENTITY_TYPES",
             "report_budget": "GRAPHRAG_REPORT_MAX_INPUT_TOKENS",
             "token_budget": "GRAPHRAG_LLM_TOKEN_BUDGET",
@@ -99,6 +113,7 @@ class LLMSettings(BaseModel):
         return bool(self.embedding_model and (self.embedding_api_key or self.api_key or self.embedding_base_url or self.base_url))
 
     def model_for(self, stage: str) -> str:
+        stage = MODEL_OF_STAGE.get(stage, stage)
         return getattr(self, f"{stage}_model", None) or self.model or ""
 
     def entity_type_list(self) -> list[str]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from ..core.chunking import TEXT_UNIT_COLUMNS
+from ..core.claims import COVARIATE_COLUMNS
 from ..core.communities import COMMUNITY_COLUMNS
 from ..core.embedding import EMBEDDING_COLUMNS
 from ..core.extraction.records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS
@@ -79,6 +80,13 @@ TABLES = {
             "source_partition",
             ("text_unit_id", "source_key", "target_key"),
             "Same-sentence relationship evidence per text unit, before merging.",
+        ),
+        Table(
+            "covariates",
+            COVARIATE_COLUMNS,
+            "source_partition",
+            ("id",),
+            "Claims per text unit (GRAPHRAG_LLM_CLAIMS), subject and object as extracted; readers resolve them to merged entities.",
         ),
         Table("sources", SOURCE_COLUMNS, "source_partition", ("source_partition",), "Source files fully indexed, with their content hash."),
         Table("source_errors", SOURCE_ERROR_COLUMNS, "source_partition", ("source_partition",), "Source files that could not be read, and why."),

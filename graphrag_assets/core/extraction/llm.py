@@ -1,17 +1,23 @@
 """LLM extraction: one structured call per text unit, plus gleaning passes that ask only
-for what was missed, turned into the same per-unit records as the offline method."""
+for what was missed, turned into the same per-unit records as the offline method. With
+claims on, a claim call per text unit runs alongside (``core.claims``)."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
+from typing import NamedTuple, TypeVar
 
 import polars as pl
 
 from ...llm.client import LLMClient, LLMError
-from ...llm.models import GraphExtraction
+from ...llm.models import ClaimExtraction, GraphExtraction
 from ...llm.prompts import load_prompt
+from ..claims import COVARIATE_COLUMNS, claim_records
 from .names import name_key
 from .records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS
+
+T = TypeVar("T")
 
 FAILURE_COLUMNS = {"item_id": pl.String, "stage": pl.String, "error": pl.String}
 
@@ -67,35 +73,67 @@ def records_from(unit: dict, extraction: GraphExtraction) -> tuple[list[dict], l
     return list(entities.values()), list(relationships.values())
 
 
-async def _extract_all(client: LLMClient, units: pl.DataFrame, entity_types: list[str], gleanings: int):
+async def extract_claims(client: LLMClient, text: str, entity_types: list[str], description: str) -> ClaimExtraction:
+    prompt = load_prompt("extract_claims")
+    message = prompt.render(entity_types=", ".join(entity_types), claim_description=description, text=text)
+    return await client.structured("claims", prompt.version, [{"role": "user", "content": message}], ClaimExtraction)
+
+
+async def _attempt(call: Awaitable[T]) -> tuple[T | None, str | None]:
+    """(result, None), or (None, error) for a call that failed after its retries."""
+    try:
+        return await call, None
+    except LLMError as error:
+        return None, str(error)
+
+
+async def _extract_all(client: LLMClient, units: pl.DataFrame, entity_types: list[str], gleanings: int, claim_description: str | None):
     async def one(unit: dict):
-        try:
-            return unit, await extract_unit(client, unit["text"], entity_types, gleanings), None
-        except LLMError as error:
-            return unit, None, str(error)
+        calls = [_attempt(extract_unit(client, unit["text"], entity_types, gleanings))]
+        if claim_description is not None:
+            calls.append(_attempt(extract_claims(client, unit["text"], entity_types, claim_description)))
+        return unit, await asyncio.gather(*calls)
 
     return await asyncio.gather(*(one(u) for u in units.iter_rows(named=True)))
 
 
+class LLMExtraction(NamedTuple):
+    entities: pl.DataFrame  # EXTRACTED_ENTITY_COLUMNS
+    relationships: pl.DataFrame  # EXTRACTED_RELATIONSHIP_COLUMNS
+    claims: pl.DataFrame  # COVARIATE_COLUMNS, numbered in text unit order
+    failures: pl.DataFrame  # FAILURE_COLUMNS
+
+
 def extract_with_llm(
-    make_client, units: pl.DataFrame, entity_types: list[str], gleanings: int
-) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """(entity records, relationship records, failures) for the text units. A unit whose
-    call failed contributes a failure row, never a silent gap."""
+    make_client, units: pl.DataFrame, entity_types: list[str], gleanings: int, claim_description: str | None = None
+) -> LLMExtraction:
+    """Records and failures for the text units; claims too when ``claim_description`` is
+    given (None: claims off, no claim call). Each unit's graph and claim calls run
+    concurrently; a failed call contributes a failure row (stage "extraction" or
+    "claims"), never a silent gap."""
 
     async def run():
-        return await _extract_all(make_client(), units, entity_types, gleanings)
+        return await _extract_all(make_client(), units, entity_types, gleanings, claim_description)
 
-    entity_rows, relationship_rows, failures = [], [], []
-    for unit, extraction, error in asyncio.run(run()):
+    entity_rows, relationship_rows, claim_rows, failures = [], [], [], []
+    for unit, ((extraction, error), *claimed) in asyncio.run(run()):
+        titles: dict[str, str] = {}
         if error is not None:
             failures.append({"item_id": unit["id"], "stage": "extraction", "error": error})
-            continue
-        entities, relationships = records_from(unit, extraction)
-        entity_rows += entities
-        relationship_rows += relationships
-    return (
+        else:
+            entities, relationships = records_from(unit, extraction)
+            entity_rows += entities
+            relationship_rows += relationships
+            titles = {row["name_key"]: row["title"] for row in entities}
+        for found, claim_error in claimed:
+            if claim_error is not None:
+                failures.append({"item_id": unit["id"], "stage": "claims", "error": claim_error})
+            else:
+                claim_rows += claim_records(unit, [c.model_dump() for c in found.claims], titles)
+    claims = pl.DataFrame([row | {"human_readable_id": number} for number, row in enumerate(claim_rows)], schema=COVARIATE_COLUMNS)
+    return LLMExtraction(
         pl.DataFrame(entity_rows, schema=EXTRACTED_ENTITY_COLUMNS),
         pl.DataFrame(relationship_rows, schema=EXTRACTED_RELATIONSHIP_COLUMNS),
+        claims,
         pl.DataFrame(failures, schema=FAILURE_COLUMNS),
     )

@@ -27,6 +27,7 @@ from dagster import (
     multi_asset,
 )
 
+from ...core.claims import resolve_claims
 from ...core.communities import detect_communities, ego_node, stabilize_numbers
 from ...core.embedding import embed_missing, embedding_inputs
 from ...core.graph import build_graph, finalize, keep_short_ids, link_text_units, merge_extracted_graph
@@ -225,8 +226,8 @@ def communities(context: AssetExecutionContext, settings: IndexSettings) -> Mate
     code_version=f"community_reports-v3-{prompts_version('community_report')}",
     description=(
         "One report per community: written by the LLM bottom-up within an input token budget when "
-        "GRAPHRAG_LLM_MODEL is set; offline, extractive (title, summary, 5-10 findings quoting "
-        "evidence), marked generated_by='extractive'."
+        "GRAPHRAG_LLM_MODEL is set (with the claims about its members, when claims are extracted); "
+        "offline, extractive (title, summary, 5-10 findings quoting evidence), marked generated_by='extractive'."
     ),
     kinds={"duckdb", "polars"},
     check_specs=[
@@ -247,16 +248,21 @@ def community_reports(context: AssetExecutionContext, settings: IndexSettings, l
     llm_settings = llm.get_settings()
     failures: list[dict] = []
     if llm_settings.enabled:
+        # Claims name entities as extracted; here they meet the entities they were merged into.
+        claims = resolve_claims(
+            store.read_table("covariates", "corpus", [corpus]), entities, store.read_table("entity_merges", "corpus", [corpus])
+        )
         with llm.session(settings.database) as session:
             reports, failures, context_tokens = llm_reports(
                 session.client, found, entities, relationships, corpus, llm_settings.report_budget, llm_settings.model_for("report"),
-                previous=store.read_table("community_reports", "corpus", [corpus]),
+                previous=store.read_table("community_reports", "corpus", [corpus]), claims=claims,
             )
         usage = session.usage.metadata(llm_settings) | {
             "max_context_tokens": max(context_tokens, default=0),
             "generated_by": llm_settings.model_for("report"),
             "reports_written": len(context_tokens),
             "reports_kept_unchanged": reports.height - len(context_tokens),
+            "claims_of_entities": int(claims["subject_entity_id"].is_not_null().sum()),
         }
     else:
         reports = extractive_reports(found, entities, relationships, corpus)

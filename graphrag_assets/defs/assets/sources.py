@@ -25,10 +25,11 @@ from dagster import (
 from ...core.chunking import chunk_documents
 from ...core.extraction.llm import extract_with_llm
 from ...core.extraction.offline import extract_offline
+from ...core.graph import keep_short_ids
 from ...core.inputs import InputError, SourceFile, read_source
 from ...fingerprints import source_settings_hash
 from ...llm.prompts import prompts_version
-from ...llm.resources import SOURCE_PROMPTS, LLMResource
+from ...llm.resources import CLAIM_PROMPT, SOURCE_PROMPTS, LLMResource
 from ...settings import IndexSettings
 from ...storage.schema import LLM_FAILURE_COLUMNS, SOURCE_COLUMNS, SOURCE_ERROR_COLUMNS, TABLES
 from ..metadata import table_metadata
@@ -126,13 +127,16 @@ def text_units(context: AssetExecutionContext, settings: IndexSettings) -> Mater
 @asset(
     **SOURCE_ASSET_OPTIONS,
     deps=[text_units],
-    code_version=f"extractions-v2-{prompts_version(*SOURCE_PROMPTS)}",
+    code_version=f"extractions-v2-{prompts_version(*SOURCE_PROMPTS, CLAIM_PROMPT)}",
     description=(
         "Per-text-unit entity and relationship records: by the LLM when GRAPHRAG_LLM_MODEL is set "
         "(structured extraction plus gleaning), otherwise offline (proper nouns and noun phrases for "
-        "English, jieba part-of-speech for Chinese). Also marks each source as fully indexed."
+        "English, jieba part-of-speech for Chinese). With GRAPHRAG_LLM_CLAIMS, also the claims of each "
+        "text unit (table covariates). Also marks each source as fully indexed."
     ),
-    check_specs=[AssetCheckSpec("extraction_calls_succeeded", asset="extractions", description="No text unit's LLM extraction failed.")],
+    check_specs=[
+        AssetCheckSpec("extraction_calls_succeeded", asset="extractions", description="No text unit's LLM extraction (or claim) call failed.")
+    ],
 )
 def extractions(context: AssetExecutionContext, settings: IndexSettings, llm: LLMResource) -> MaterializeResult:
     started = time.perf_counter()
@@ -141,17 +145,24 @@ def extractions(context: AssetExecutionContext, settings: IndexSettings, llm: LL
     units = store.read_table("text_units", "source_partition", context.partition_keys)
     llm_settings = llm.get_settings()
     failures = pl.DataFrame(schema=LLM_FAILURE_COLUMNS)
+    claims = pl.DataFrame(schema=TABLES["covariates"].columns)
     if llm_settings.enabled:
         with llm.session(settings.database) as session:
-            extracted_entities, extracted_relationships, failed = extract_with_llm(
-                session.client, units, llm_settings.entity_type_list(), llm_settings.gleanings
+            extracted_entities, extracted_relationships, claims, failed = extract_with_llm(
+                session.client,
+                units,
+                llm_settings.entity_type_list(),
+                llm_settings.gleanings,
+                llm_settings.claim_description if llm_settings.claims else None,
             )
+        # Claims already indexed keep their short numbers (reports and answers cite them).
+        claims = keep_short_ids(claims, store.read_table("covariates", "corpus", units["corpus"].unique().to_list()))
         scopes = dict(zip(units["id"], units["source_partition"]))
         failures = failed.with_columns(
             pl.col("item_id").replace_strict(scopes, return_dtype=pl.String).alias("scope"), pl.lit(_now()).alias("recorded_at")
         ).select(list(LLM_FAILURE_COLUMNS))
         for failure in failures.iter_rows(named=True):
-            context.log.error(f"LLM extraction failed for text unit {failure['item_id']} of {failure['scope']}: {failure['error']}")
+            context.log.error(f"LLM {failure['stage']} failed for text unit {failure['item_id']} of {failure['scope']}: {failure['error']}")
         method = {"method": f"llm ({llm_settings.model_for('extraction')})"} | session.usage.metadata(llm_settings)
     else:
         extracted_entities, extracted_relationships = extract_offline(units)
@@ -169,6 +180,7 @@ def extractions(context: AssetExecutionContext, settings: IndexSettings, llm: LL
     with store.transaction() as tx:
         tx.replace("extracted_entities", extracted_entities, context.partition_keys)
         tx.replace("extracted_relationships", extracted_relationships, context.partition_keys)
+        tx.replace("covariates", claims, context.partition_keys)
         tx.replace("sources", indexed.select(list(SOURCE_COLUMNS)), context.partition_keys)
         tx.replace("llm_failures", failures, context.partition_keys)
     return MaterializeResult(
@@ -176,8 +188,9 @@ def extractions(context: AssetExecutionContext, settings: IndexSettings, llm: LL
         | {
             "entity_records": extracted_entities.height,
             "relationship_records": extracted_relationships.height,
+            "claims": claims.height,
             "text_units": units.height,
-            "failed_text_units": failures.height,
+            "failed_text_units": failures["item_id"].n_unique(),
             "seconds": time.perf_counter() - started,
             "preview": table_metadata("extracted_entities", extracted_entities, ["title", "type", "description"])["preview"],
         },
@@ -186,7 +199,7 @@ def extractions(context: AssetExecutionContext, settings: IndexSettings, llm: LL
                 check_name="extraction_calls_succeeded",
                 passed=failures.is_empty(),
                 severity=AssetCheckSeverity.ERROR,
-                metadata={"failed": MetadataValue.md("\n".join(f"- {f['scope']} / {f['item_id']}: {f['error']}" for f in failures.iter_rows(named=True)) or "none")},
+                metadata={"failed": MetadataValue.md("\n".join(f"- {f['scope']} / {f['stage']} / {f['item_id']}: {f['error']}" for f in failures.iter_rows(named=True)) or "none")},
             )
         ],
     )
