@@ -127,6 +127,10 @@ def test_sensor_and_automation_keep_the_index_equal_to_a_full_rebuild(watched, i
         "JOIN text_units t ON t.id = u.unit JOIN documents d ON d.id = t.document_id",
     )["source_partition"].to_list()
     assert sources and all((input_dir / key).exists() for key in sources)
+    # Short ids stay unique within the corpus although sources were indexed in separate runs.
+    for name in ("documents", "text_units"):
+        numbers = table(watched.database, f"SELECT human_readable_id FROM {name}")["human_readable_id"]
+        assert numbers.n_unique() == numbers.len(), name
 
 
 def test_llm_update_costs_only_the_changed_text_and_communities(watched, input_dir, instance, settings_for, tmp_path, monkeypatch):

@@ -23,23 +23,27 @@ async def _summarize(client: LLMClient, kind: str, name: str, descriptions: list
     return result.summary
 
 
-def summarize_descriptions(make_client, frame: pl.DataFrame, kind: str, name_column: str) -> tuple[pl.DataFrame, list[dict]]:
-    """The frame with ``description`` summarised where ``description_count`` > 1, and the
-    failures (their joined descriptions are kept, and the failure recorded)."""
-    todo = frame.filter(pl.col("description_count") > 1)
-    if todo.is_empty():
-        return frame, []
+def summarize_graph(make_client, entities: pl.DataFrame, relationships: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, list[dict]]:
+    """Entities and relationships with ``description`` summarised where
+    ``description_count`` > 1 (relationships are named "source -> target"), and the
+    failures (their joined descriptions are kept, and the failure recorded). Both kinds
+    share one client, so all their calls are in flight together."""
+    named = relationships.with_columns(pl.concat_str("source", pl.lit(" -> "), "target").alias("label"))
+    jobs = [(frame, kind, name) for frame, kind, name in ((entities, "entity", "title"), (named, "relationship", "label"))]
+    todo = [(kind, row, name) for frame, kind, name in jobs for row in frame.filter(pl.col("description_count") > 1).iter_rows(named=True)]
+    if not todo:
+        return entities, relationships, []
 
     async def run():
         client = make_client()
 
-        async def one(row):
+        async def one(kind, row, name):
             try:
-                return row["id"], await _summarize(client, kind, row[name_column], row["descriptions"]), None
+                return row["id"], await _summarize(client, kind, row[name], row["descriptions"]), None
             except LLMError as error:
                 return row["id"], None, str(error)
 
-        return await asyncio.gather(*(one(row) for row in todo.iter_rows(named=True)))
+        return await asyncio.gather(*(one(*job) for job in todo))
 
     summaries, failures = {}, []
     for item_id, summary, error in asyncio.run(run()):
@@ -47,7 +51,5 @@ def summarize_descriptions(make_client, frame: pl.DataFrame, kind: str, name_col
             summaries[item_id] = summary
         else:
             failures.append({"item_id": item_id, "stage": "summary", "error": error})
-    updated = frame.with_columns(
-        pl.col("id").replace_strict(summaries, default=None, return_dtype=pl.String).fill_null(pl.col("description")).alias("description")
-    )
-    return updated, failures
+    summarized = pl.col("id").replace_strict(summaries, default=None, return_dtype=pl.String).fill_null(pl.col("description")).alias("description")
+    return entities.with_columns(summarized), relationships.with_columns(summarized), failures

@@ -105,6 +105,16 @@ class IndexStore:
                 if table.partition_column == "source_partition":
                     tx.replace(table.name, pl.DataFrame(schema=table.columns), list(keys))
 
+    def first_free_numbers(self, table_name: str, replaced_partitions: Sequence[str]) -> dict[str, int]:
+        """Per corpus, the first ``human_readable_id`` above those of the rows that stay
+        (rows outside the source partitions about to be replaced)."""
+        frame = self.read(
+            f'SELECT corpus, max(human_readable_id) + 1 AS free FROM "{table_name}" '
+            "WHERE source_partition NOT IN (SELECT unnest(?)) GROUP BY corpus",
+            [list(replaced_partitions)],
+        )
+        return dict(frame.iter_rows())
+
     def read_table(self, table_name: str, where_column: str, values: Sequence[str]) -> pl.DataFrame:
         table = TABLES[table_name]
         frame = self.read(

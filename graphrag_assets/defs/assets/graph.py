@@ -36,7 +36,7 @@ from ...core.reports import extractive_reports
 from ...core.reports_llm import llm_reports
 from ...core.merge_confirmation import confirm_merges
 from ...core.resolution import apply_resolution, candidate_pairs, resolve, rule_decisions
-from ...core.summaries import summarize_descriptions
+from ...core.summaries import summarize_graph
 from ...fingerprints import graph_settings_hash
 from ...llm.prompts import prompts_version
 from ...llm.resources import EmbeddingResource, LLMResource, OpenAIEmbedder
@@ -129,11 +129,8 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
         extracted_entities, extracted_relationships = apply_resolution(extracted_entities, extracted_relationships, mapping)
         if session:
             entities, relationships = merge_extracted_graph(extracted_entities, extracted_relationships, units, corpus)
-            entities, entity_failures = summarize_descriptions(session.client, entities, "entity", "title")
-            relationships, relationship_failures = summarize_descriptions(
-                session.client, relationships.with_columns(pl.concat_str("source", pl.lit(" -> "), "target").alias("label")), "relationship", "label"
-            )
-            failures += entity_failures + relationship_failures
+            entities, relationships, summary_failures = summarize_graph(session.client, entities, relationships)
+            failures += summary_failures
             usage = session.usage.metadata(llm_settings)
             entities, relationships = finalize(entities, relationships)
         else:

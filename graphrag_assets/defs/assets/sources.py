@@ -26,6 +26,7 @@ from ...core.chunking import chunk_documents
 from ...core.extraction.llm import extract_with_llm
 from ...core.extraction.offline import extract_offline
 from ...core.graph import keep_short_ids
+from ...core.ids import continue_numbers
 from ...core.inputs import InputError, SourceFile, read_source
 from ...fingerprints import source_settings_hash
 from ...llm.prompts import prompts_version
@@ -76,6 +77,7 @@ def documents(context: AssetExecutionContext, settings: IndexSettings) -> Materi
             errors.append({"corpus": key.split("/", 1)[0], "source_partition": key, "source_path": key.split("/", 1)[1], "error": str(error), "recorded_at": _now()})
     read = pl.concat(frames) if frames else pl.DataFrame(schema=TABLES["documents"].columns)
     readable = [key for key in context.partition_keys if key not in {e["source_partition"] for e in errors}]
+    read = continue_numbers(read, store.first_free_numbers("documents", readable))
     with store.transaction() as tx:
         tx.replace("documents", read, readable)
         tx.replace("source_errors", pl.DataFrame(errors, schema=SOURCE_ERROR_COLUMNS), context.partition_keys)
@@ -108,6 +110,7 @@ def text_units(context: AssetExecutionContext, settings: IndexSettings) -> Mater
     units = chunk_documents(docs, settings.chunking()).with_columns(
         pl.lit([], pl.List(pl.String)).alias("entity_ids"), pl.lit([], pl.List(pl.String)).alias("relationship_ids")
     )
+    units = continue_numbers(units, store.first_free_numbers("text_units", context.partition_keys))
     with store.transaction() as tx:
         tx.replace("text_units", units, context.partition_keys)
     orphans = store.read(
