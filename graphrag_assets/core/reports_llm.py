@@ -18,6 +18,7 @@ LLM cache holds.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections import Counter
 
@@ -31,13 +32,20 @@ from .ids import content_hash
 from .reports import REPORT_COLUMNS, extractive_reports, report_id, report_row
 from .tokens import count_tokens
 
+
+@functools.lru_cache(maxsize=100_000)
+def _line_tokens(line: str) -> int:
+    """Tokens of one context line. An entity's line is counted for its community at every
+    level and again when the context is packed: counted once."""
+    return count_tokens(line + "\n")
+
 FALLBACK = "extractive (LLM failed)"
 
 
 def _pack_lines(lines: list[str], budget: int) -> tuple[list[str], int]:
     kept, used = [], 0
     for line in lines:
-        cost = count_tokens(line + "\n")
+        cost = _line_tokens(line)
         if used + cost > budget:
             break
         kept.append(line)
@@ -73,7 +81,7 @@ def _available(budget: int) -> int:
 def needs_sub_reports(community: dict, entity_by_id: dict, relationship_by_id: dict, budget: int) -> bool:
     """Whether the community's own entities and relationships overflow the budget."""
     _, _, entity_lines, relationship_lines = _local_rows(community, entity_by_id, relationship_by_id)
-    return sum(count_tokens(line + "\n") for line in entity_lines + relationship_lines) > _available(budget)
+    return sum(_line_tokens(line) for line in entity_lines + relationship_lines) > _available(budget)
 
 
 def _member_claims(community: dict, claims_by_entity: dict[str, list[dict]]) -> list[dict]:
@@ -97,7 +105,7 @@ def report_context(
     members, internal, entity_lines, relationship_lines = _local_rows(community, entity_by_id, relationship_by_id)
     claims = _member_claims(community, claims_by_entity or {})
     available = _available(budget)
-    full = sum(count_tokens(line + "\n") for line in entity_lines + relationship_lines)
+    full = sum(_line_tokens(line) for line in entity_lines + relationship_lines)
     report_lines: list[str] = []
     if full > available:
         children = [communities_by_id[c] for c in community["children"] if c in reports_by_community]
@@ -107,7 +115,7 @@ def report_context(
         for child in children:
             report = reports_by_community[child["community"]]
             line = f"{child['community']}|{report['title']}|{report['full_content']}".replace("\n", " ")
-            cost = count_tokens(line + "\n")
+            cost = _line_tokens(line)
             if used + cost > available * 3 // 4:
                 break
             report_lines.append(line)
@@ -194,8 +202,11 @@ def llm_reports(
                 fallback = extractive_reports(communities.filter(pl.col("community") == community["community"]), entities, relationships, corpus)
                 reports[community["community"]] = fallback.with_columns(pl.lit(FALLBACK).alias("generated_by")).row(0, named=True)
 
-        # Deepest level first, so that children's tasks exist when a parent looks for them.
-        for community in sorted(communities.iter_rows(named=True), key=lambda c: (-c["level"], c["community"])):
+        # Largest first (by members and relationships): the longest calls start while the
+        # endpoint is fresh and short ones fill in at the end, instead of a long call left
+        # alone at the tail. Every task exists before any runs, so a parent always finds
+        # its children's tasks.
+        for community in sorted(communities.iter_rows(named=True), key=lambda c: (-c["size"] - len(c["relationship_ids"]), c["community"])):
             tasks[community["community"]] = asyncio.create_task(write(community))
         await asyncio.gather(*tasks.values())
 

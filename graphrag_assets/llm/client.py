@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import functools
 import json
 import random
 from collections.abc import AsyncIterator
@@ -103,19 +104,34 @@ class Usage:
 
 
 class LLMCache:
+    """Completions and embeddings by key, in the index's DuckDB file. The keys are held in
+    memory (a few MB for a large corpus), so a miss, the common case of a first run, costs
+    no query: every statement runs on the event loop's thread, between calls in flight."""
+
     def __init__(self, connection: duckdb.DuckDBPyConnection):
         self.connection = connection
         connection.execute(CACHE_DDL)
+        self.keys = {row[0] for row in connection.execute("SELECT key FROM llm_cache").fetchall()}
 
     def get(self, key: str) -> str | None:
+        if key not in self.keys:
+            return None
         row = self.connection.execute("SELECT value FROM llm_cache WHERE key = ? LIMIT 1", [key]).fetchone()
         return row[0] if row else None
 
     def put(self, key: str, stage: str, model: str, value: str, prompt_tokens: int, completion_tokens: int) -> None:
+        if key in self.keys:
+            return
         self.connection.execute(
-            "INSERT INTO llm_cache SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM llm_cache WHERE key = ?)",
-            [key, stage, model, value, prompt_tokens, completion_tokens, dt.datetime.now(dt.timezone.utc), key],
+            "INSERT INTO llm_cache VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [key, stage, model, value, prompt_tokens, completion_tokens, dt.datetime.now(dt.timezone.utc)],
         )
+        self.keys.add(key)
+
+
+@functools.cache
+def _json_schema(response_model: type[BaseModel]) -> dict:
+    return response_model.model_json_schema()
 
 
 class _Request(NamedTuple):
@@ -267,7 +283,7 @@ class LLMClient:
         """A validated ``response_model`` for the messages, from the cache or the model."""
         self._bind_loop()
         parameters = {"temperature": 0, "mode": self.settings.mode}
-        request = self._request(stage, prompt_version, messages, parameters, response_model.model_json_schema())
+        request = self._request(stage, prompt_version, messages, parameters, _json_schema(response_model))
         cached = self._cached(request)
         if cached is not None:
             return response_model.model_validate_json(cached)
