@@ -133,11 +133,11 @@ def build_local_context(question: str, reader: IndexReader, settings: LocalSetti
         .group_by("id")
         .agg(pl.col("seed_rank").min())
     )
-    relationship_ids = set(relationship_rows["id"].to_list())
+    selected_relationships = relationship_rows["id"].implode()
     units = (
         text_units.join(unit_rank, on="id")
         .with_columns(
-            pl.col("relationship_ids").map_elements(lambda ids: sum(1 for i in ids if i in relationship_ids), return_dtype=pl.Int64).alias("seed_relationships")
+            pl.col("relationship_ids").list.eval(pl.element().is_in(selected_relationships)).list.sum().cast(pl.Int64).alias("seed_relationships")
         )
         .sort(["seed_rank", "seed_relationships", "human_readable_id"], descending=[False, True, False])
     )

@@ -12,6 +12,8 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_CORPUS = REPO / "sample_corpus"
 SHARED = REPO.parent / "shared"
+# The API key tests give the LLM path; it must never be written anywhere.
+FAKE_LLM_KEY = "sk-test-NEVER-WRITE-ME-9f8e7d"
 # (asset, check) of every check an offline index runs
 OFFLINE_CHECKS = [
     ("documents", "sources_readable"),
@@ -28,6 +30,20 @@ def pytest_configure(config):
 
     warnings.filterwarnings("ignore", category=BetaWarning)
     warnings.filterwarnings("ignore", category=PreviewWarning)
+
+
+@pytest.fixture
+def fake_llm(monkeypatch):
+    """The OpenAI-compatible test server on 127.0.0.1, configured as the index's LLM and
+    embedding endpoint."""
+    from .fake_openai import FakeOpenAI
+
+    with FakeOpenAI() as fake:
+        monkeypatch.setenv("GRAPHRAG_LLM_BASE_URL", fake.base_url)
+        monkeypatch.setenv("GRAPHRAG_LLM_API_KEY", FAKE_LLM_KEY)
+        monkeypatch.setenv("GRAPHRAG_LLM_MODEL", "fake-chat")
+        monkeypatch.setenv("GRAPHRAG_EMBEDDING_MODEL", "fake-embed")
+        yield fake
 
 
 @pytest.fixture

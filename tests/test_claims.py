@@ -18,7 +18,6 @@ from graphrag_assets.llm.prompts import load_prompt
 from graphrag_query import IndexReader, local_search
 
 from .fake_openai import Fault
-from .test_llm_pipeline import fake_llm  # noqa: F401  (the LLM path against the test server)
 
 CLAIM_COLUMNS = ["id", "human_readable_id", "subject", "object", "type", "status", "start_date", "end_date", "description", "source_text", "text_unit_id"]
 

@@ -16,7 +16,6 @@ from graphrag_assets.defs.build import build_definitions
 from graphrag_assets.defs.sensors import source_files_sensor
 from graphrag_assets.indexing import run_index
 
-from .fake_openai import FakeOpenAI
 from .index_equality import assert_same_index, table
 
 GRAPH_ASSETS = ["entities", "relationships", "communities", "community_reports", "embeddings", "published_index"]
@@ -133,32 +132,28 @@ def test_sensor_and_automation_keep_the_index_equal_to_a_full_rebuild(watched, i
         assert numbers.n_unique() == numbers.len(), name
 
 
-def test_llm_update_costs_only_the_changed_text_and_communities(watched, input_dir, instance, settings_for, tmp_path, monkeypatch):
-    with FakeOpenAI() as fake:
-        monkeypatch.setenv("GRAPHRAG_LLM_BASE_URL", fake.base_url)
-        monkeypatch.setenv("GRAPHRAG_LLM_API_KEY", "sk-test-incremental")
-        monkeypatch.setenv("GRAPHRAG_LLM_MODEL", "fake-chat")
-        monkeypatch.setenv("GRAPHRAG_EMBEDDING_MODEL", "fake-embed")
-        daemon = Daemon(instance, watched)
-        daemon.tick()
-        first_index = Counter(r["task"] for r in fake.completions())
-        reports_before = set(table(watched.database, "SELECT input_hash FROM community_reports")["input_hash"])
-        units_before = set(table(watched.database, "SELECT id FROM text_units")["id"])
+def test_llm_update_costs_only_the_changed_text_and_communities(watched, input_dir, instance, settings_for, tmp_path, fake_llm):
+    fake = fake_llm
+    daemon = Daemon(instance, watched)
+    daemon.tick()
+    first_index = Counter(r["task"] for r in fake.completions())
+    reports_before = set(table(watched.database, "SELECT input_hash FROM community_reports")["input_hash"])
+    units_before = set(table(watched.database, "SELECT id FROM text_units")["id"])
 
-        _change_corpus(input_dir)
-        seen = len(fake.requests)
-        daemon.tick()
-        update = Counter(r["task"] for r in fake.requests[seen:] if r["path"].endswith("/chat/completions"))
+    _change_corpus(input_dir)
+    seen = len(fake.requests)
+    daemon.tick()
+    update = Counter(r["task"] for r in fake.requests[seen:] if r["path"].endswith("/chat/completions"))
 
-        # Extraction (and its gleaning pass) only for the text units that are new.
-        new_units = set(table(watched.database, "SELECT id FROM text_units")["id"]) - units_before
-        assert update["extract_graph"] == update["glean"] == len(new_units) > 0
-        # A report call only for a community whose content changed; the others kept theirs.
-        reports_after = table(watched.database, "SELECT input_hash, generated_by FROM community_reports")
-        rewritten = set(reports_after["input_hash"]) - reports_before
-        assert update["community_report"] == len(rewritten) < reports_after.height
-        assert set(reports_after["generated_by"]) == {"fake-chat"}
-        assert sum(update.values()) < sum(first_index.values())
+    # Extraction (and its gleaning pass) only for the text units that are new.
+    new_units = set(table(watched.database, "SELECT id FROM text_units")["id"]) - units_before
+    assert update["extract_graph"] == update["glean"] == len(new_units) > 0
+    # A report call only for a community whose content changed; the others kept theirs.
+    reports_after = table(watched.database, "SELECT input_hash, generated_by FROM community_reports")
+    rewritten = set(reports_after["input_hash"]) - reports_before
+    assert update["community_report"] == len(rewritten) < reports_after.height
+    assert set(reports_after["generated_by"]) == {"fake-chat"}
+    assert sum(update.values()) < sum(first_index.values())
 
-        rebuilt = _rebuild(input_dir, settings_for, tmp_path)
+    rebuilt = _rebuild(input_dir, settings_for, tmp_path)
     assert_same_index(watched.database, rebuilt.database)

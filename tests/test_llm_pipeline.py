@@ -3,22 +3,12 @@
 from collections import Counter
 
 import duckdb
-import pytest
 
 
-from .fake_openai import FakeOpenAI, Fault
+from .conftest import FAKE_LLM_KEY
+from .fake_openai import Fault
 
-KEY = "sk-test-NEVER-WRITE-ME-9f8e7d"
-
-
-@pytest.fixture
-def fake_llm(monkeypatch):
-    with FakeOpenAI() as fake:
-        monkeypatch.setenv("GRAPHRAG_LLM_BASE_URL", fake.base_url)
-        monkeypatch.setenv("GRAPHRAG_LLM_API_KEY", KEY)
-        monkeypatch.setenv("GRAPHRAG_LLM_MODEL", "fake-chat")
-        monkeypatch.setenv("GRAPHRAG_EMBEDDING_MODEL", "fake-embed")
-        yield fake
+KEY = FAKE_LLM_KEY
 
 
 def _sql(settings, query):
