@@ -1,5 +1,6 @@
 """The query-time LLM: the same OpenAI-compatible client as the indexer (retries, limits,
-usage), with an in-memory cache per reader session. Map, rating and DRIFT steps are
+usage), with an in-memory cache for the calls of one search (a DRIFT tree asks some
+questions twice); searches do not share it. Map, rating and DRIFT steps are
 structured (JSON); final answers are plain text, streamed as the model writes them.
 Imported only when an LLM is configured, so ``import graphrag_query`` stays light."""
 
