@@ -7,7 +7,9 @@ Imported only when an LLM is configured, so ``import graphrag_query`` stays ligh
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+import threading
+from collections.abc import AsyncIterator, Coroutine, Iterator
+from typing import Any
 
 import duckdb
 from pydantic import BaseModel, Field
@@ -36,6 +38,24 @@ class DriftStep(BaseModel):
     score: int = Field(default=50, ge=0, le=100)
 
 
+class _LoopThread:
+    """One event loop on a daemon thread of its own, for the synchronous API. Called from
+    code that is itself inside a running event loop (a Jupyter cell, an async web
+    handler), ``asyncio.run`` would refuse; work handed to this loop runs the same
+    everywhere, and the caller's own loop is not touched."""
+
+    _lock = threading.Lock()
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def run(cls, work: Coroutine[Any, Any, Any]) -> Any:
+        with cls._lock:
+            if cls._loop is None:
+                cls._loop = asyncio.new_event_loop()
+                threading.Thread(target=cls._loop.run_forever, name="graphrag-query-llm", daemon=True).start()
+        return asyncio.run_coroutine_threadsafe(work, cls._loop).result()
+
+
 class QueryLLM:
     def __init__(self, settings: LLMSettings):
         self.settings = settings
@@ -55,7 +75,7 @@ class QueryLLM:
                 *(client.structured("query", prompt.version, [{"role": "user", "content": prompt.render(**v)}], response_model) for v in values)
             )
 
-        return list(asyncio.run(run()))
+        return list(_LoopThread.run(run()))
 
     def ask(self, prompt_name: str, response_model: type[BaseModel], **values) -> BaseModel:
         return self.ask_many(prompt_name, response_model, [values])[0]
@@ -67,14 +87,13 @@ class QueryLLM:
         return client.stream_text("query", prompt.version, [{"role": "user", "content": prompt.render(**values)}])
 
     def stream(self, prompt_name: str, **values) -> Iterator[str]:
-        """``astream`` for synchronous callers, on an event loop of its own."""
-        with asyncio.Runner() as runner:
-            pieces = self.astream(prompt_name, **values)
-            try:
-                while (piece := runner.run(_next(pieces))) is not None:
-                    yield piece
-            finally:
-                runner.run(pieces.aclose())
+        """``astream`` for synchronous callers, on the event loop thread of the module."""
+        pieces = self.astream(prompt_name, **values)
+        try:
+            while (piece := _LoopThread.run(_next(pieces))) is not None:
+                yield piece
+        finally:
+            _LoopThread.run(pieces.aclose())
 
     def usage_numbers(self) -> tuple[int, int, int]:
         stage = self.usage.stage("query")
@@ -97,4 +116,4 @@ class EndpointEmbedder:
         async def run():
             return await LLMClient(self.settings, self.cache).embed(texts)
 
-        return asyncio.run(run())
+        return _LoopThread.run(run())

@@ -185,3 +185,18 @@ def test_a_stream_holds_its_concurrency_slot_until_it_is_read_or_closed(fake_llm
     assert asyncio.run(run()) == ["Scripted answer."] * 2
     first, second = sorted(fake_llm.completions("answer")[1:], key=lambda r: r["started"])
     assert second["started"] >= first["finished"]  # one stream at a time
+
+
+def test_the_synchronous_api_works_inside_a_running_event_loop(fake_llm, reader):
+    """As in a Jupyter cell, which runs inside an event loop: the plain calls must not
+    fail for want of a loop of their own."""
+
+    async def cell():
+        answer = local_search("What did Clara Okafor do?", reader=reader).answer
+        pieces = list(search_stream("What are the main themes?", reader=reader, method="global"))
+        return answer, pieces
+
+    answer, pieces = asyncio.run(cell())
+    assert answer == "Scripted answer."
+    assert len(pieces) > 1 and "".join(pieces) == "Scripted answer."
+    assert {r["task"] for r in fake_llm.completions()} >= {"answer", "global_map", "global_reduce"}
