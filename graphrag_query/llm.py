@@ -7,6 +7,7 @@ Imported only when an LLM is configured, so ``import graphrag_query`` stays ligh
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import AsyncIterator, Coroutine, Iterator
 from typing import Any
@@ -70,21 +71,23 @@ class QueryLLM:
         prompt = load_prompt(prompt_name)
 
         async def run():
-            client = LLMClient(self.settings, self.cache, self.usage)
-            return await asyncio.gather(
-                *(client.structured("query", prompt.version, [{"role": "user", "content": prompt.render(**v)}], response_model) for v in values)
-            )
+            async with LLMClient(self.settings, self.cache, self.usage) as client:
+                return await asyncio.gather(
+                    *(client.structured("query", prompt.version, [{"role": "user", "content": prompt.render(**v)}], response_model) for v in values)
+                )
 
         return list(_LoopThread.run(run()))
 
     def ask(self, prompt_name: str, response_model: type[BaseModel], **values) -> BaseModel:
         return self.ask_many(prompt_name, response_model, [values])[0]
 
-    def astream(self, prompt_name: str, **values) -> AsyncIterator[str]:
+    async def astream(self, prompt_name: str, **values) -> AsyncIterator[str]:
         """The model's plain-text answer to the prompt, piece by piece as it is written."""
         prompt = load_prompt(prompt_name)
-        client = LLMClient(self.settings, self.cache, self.usage)
-        return client.stream_text("query", prompt.version, [{"role": "user", "content": prompt.render(**values)}])
+        async with LLMClient(self.settings, self.cache, self.usage) as client:
+            async with contextlib.aclosing(client.stream_text("query", prompt.version, [{"role": "user", "content": prompt.render(**values)}])) as pieces:
+                async for piece in pieces:
+                    yield piece
 
     def stream(self, prompt_name: str, **values) -> Iterator[str]:
         """``astream`` for synchronous callers, on the event loop thread of the module."""
@@ -114,6 +117,7 @@ class EndpointEmbedder:
 
     def embed(self, texts: list[str]):
         async def run():
-            return await LLMClient(self.settings, self.cache).embed(texts)
+            async with LLMClient(self.settings, self.cache) as client:
+                return await client.embed(texts)
 
         return _LoopThread.run(run())

@@ -23,7 +23,7 @@ from collections import defaultdict
 
 import polars as pl
 
-from ..llm.client import LLMError
+from ..llm.client import LLMError, run_with
 from ..llm.models import MergeVerdict, MergeVerdicts
 from ..llm.prompts import load_prompt
 from .ids import content_hash
@@ -95,9 +95,7 @@ def confirm_merges(make_client, pairs: pl.DataFrame, records: pl.DataFrame) -> t
     prompt = load_prompt("confirm_merges")
     batches = pair_batches(pairs)
 
-    async def run():
-        client = make_client()
-
+    async def run(client):
         async def one(batch):
             message = prompt.render(pairs=_listing(batch, profiles))
             try:
@@ -107,7 +105,7 @@ def confirm_merges(make_client, pairs: pl.DataFrame, records: pl.DataFrame) -> t
 
         return client.settings.model_for(STAGE), await asyncio.gather(*(one(batch) for batch in batches))
 
-    model, answers = asyncio.run(run())
+    model, answers = run_with(make_client, run)
     decisions, failures = [], []
     for batch, (answer, error) in zip(batches, answers):
         verdicts: dict[int, MergeVerdict] = {}

@@ -24,7 +24,7 @@ from collections import Counter
 
 import polars as pl
 
-from ..llm.client import LLMError
+from ..llm.client import LLMError, run_with
 from ..llm.models import CommunityReport
 from ..llm.prompts import load_prompt
 from .claims import CLAIM_HEADER, CLAIM_SHARE, claim_line, claim_sort_key
@@ -178,8 +178,7 @@ def llm_reports(
     failures: list[dict] = []
     context_tokens: list[int] = []
 
-    async def run():
-        client = make_client()
+    async def run(client):
         tasks: dict[int, asyncio.Task] = {}
 
         async def write(community: dict) -> None:
@@ -210,6 +209,6 @@ def llm_reports(
             tasks[community["community"]] = asyncio.create_task(write(community))
         await asyncio.gather(*tasks.values())
 
-    asyncio.run(run())
+    run_with(make_client, run)
     rows = [reports[c] for c in communities["community"].to_list()]
     return pl.DataFrame(rows, schema=REPORT_COLUMNS), failures, context_tokens

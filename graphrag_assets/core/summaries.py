@@ -7,7 +7,7 @@ import asyncio
 
 import polars as pl
 
-from ..llm.client import LLMClient, LLMError
+from ..llm.client import LLMClient, LLMError, run_with
 from ..llm.models import DescriptionSummary
 from ..llm.prompts import load_prompt
 
@@ -34,9 +34,7 @@ def summarize_graph(make_client, entities: pl.DataFrame, relationships: pl.DataF
     if not todo:
         return entities, relationships, []
 
-    async def run():
-        client = make_client()
-
+    async def run(client):
         async def one(kind, row, name):
             try:
                 return row["id"], await _summarize(client, kind, row[name], row["descriptions"]), None
@@ -46,7 +44,7 @@ def summarize_graph(make_client, entities: pl.DataFrame, relationships: pl.DataF
         return await asyncio.gather(*(one(*job) for job in todo))
 
     summaries, failures = {}, []
-    for item_id, summary, error in asyncio.run(run()):
+    for item_id, summary, error in run_with(make_client, run):
         if error is None:
             summaries[item_id] = summary
         else:

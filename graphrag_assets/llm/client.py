@@ -24,7 +24,7 @@ import datetime as dt
 import functools
 import json
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
@@ -38,6 +38,7 @@ from ..core.tokens import count_tokens, get_encoding
 from .rate_limit import RateLimiter
 from .settings import LLMSettings
 
+R = TypeVar("R")
 T = TypeVar("T", bound=BaseModel)
 RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError, openai.APITimeoutError)
 EMBEDDING_MAX_TOKENS = 8_000  # per input text; longer texts are split and averaged
@@ -129,6 +130,17 @@ class LLMCache:
         self.keys.add(key)
 
 
+def run_with(make_client: Callable[[], "LLMClient"], work: Callable[["LLMClient"], Awaitable[R]]) -> R:
+    """``work(client)`` on a new event loop, the client's connections closed before the
+    loop ends."""
+
+    async def main() -> R:
+        async with make_client() as client:
+            return await work(client)
+
+    return asyncio.run(main())
+
+
 @functools.cache
 def _json_schema(response_model: type[BaseModel]) -> dict:
     return response_model.model_json_schema()
@@ -173,6 +185,16 @@ class LLMClient:
             self._chat_api = None
             self._chat = None
             self._embeddings = None
+
+    async def __aenter__(self) -> "LLMClient":
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        """Close the HTTP connections on the loop that opened them (left to the garbage
+        collector, they are closed after the loop is gone, with a warning)."""
+        for api in (getattr(self, "_chat_api", None), getattr(self, "_embeddings", None)):
+            if api is not None:
+                await api.close()
 
     # -- plumbing ---------------------------------------------------------------------
     def _redact(self, text: str) -> str:

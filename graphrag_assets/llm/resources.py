@@ -7,7 +7,6 @@ instead of holding them as config fields: Dagster stores resource config with ea
 
 from __future__ import annotations
 
-import asyncio
 from contextlib import contextmanager
 from collections.abc import Iterator
 
@@ -17,7 +16,7 @@ from dagster import ConfigurableResource
 
 from ..core.ids import content_hash
 from ..storage.connection import connect
-from .client import LLMCache, LLMClient, Usage
+from .client import LLMCache, LLMClient, Usage, run_with
 from .prompts import prompts_version
 from .settings import LLMSettings
 
@@ -48,10 +47,7 @@ class OpenAIEmbedder:
         self.dimensions = 0
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        async def run():
-            return await self.session.client().embed(texts)
-
-        vectors = asyncio.run(run())
+        vectors = run_with(self.session.client, lambda client: client.embed(texts))
         self.dimensions = vectors.shape[1] if vectors.size else self.dimensions
         return vectors
 

@@ -10,7 +10,7 @@ from typing import NamedTuple, TypeVar
 
 import polars as pl
 
-from ...llm.client import LLMClient, LLMError
+from ...llm.client import LLMClient, LLMError, run_with
 from ...llm.models import ClaimExtraction, GraphExtraction
 from ...llm.prompts import load_prompt
 from ..claims import COVARIATE_COLUMNS, claim_records
@@ -112,11 +112,11 @@ def extract_with_llm(
     concurrently; a failed call contributes a failure row (stage "extraction" or
     "claims"), never a silent gap."""
 
-    async def run():
-        return await _extract_all(make_client(), units, entity_types, gleanings, claim_description)
+    async def run(client):
+        return await _extract_all(client, units, entity_types, gleanings, claim_description)
 
     entity_rows, relationship_rows, claim_rows, failures = [], [], [], []
-    for unit, ((extraction, error), *claimed) in asyncio.run(run()):
+    for unit, ((extraction, error), *claimed) in run_with(make_client, run):
         titles: dict[str, str] = {}
         if error is not None:
             failures.append({"item_id": unit["id"], "stage": "extraction", "error": error})
