@@ -21,24 +21,18 @@ def table(database: str, sql: str) -> pl.DataFrame:
         return connection.execute(sql).pl()
 
 
-def _resolve_citations(database: str, text: str) -> str:
+def reports_by_id(database: str) -> pl.DataFrame:
     ids = {
         kind: dict(table(database, f"SELECT human_readable_id, id FROM {kind.lower()}").iter_rows())
         for kind in ("Entities", "Relationships")
     }
 
-    def replace(match: re.Match) -> str:
+    def resolve(match: re.Match) -> str:
         numbers = [part.strip() for part in match.group(2).split(",")]
         return f"{match.group(1)} ({', '.join(ids[match.group(1)].get(int(n), n) if n.isdigit() else n for n in numbers)})"
 
-    return _CITATION.sub(replace, text)
-
-
-def reports_by_id(database: str) -> pl.DataFrame:
     reports = table(database, "SELECT id, title, summary, rank, full_content, generated_by FROM community_reports ORDER BY id")
-    return reports.with_columns(
-        pl.col("full_content").map_elements(lambda text: _resolve_citations(database, text), return_dtype=pl.String)
-    )
+    return reports.with_columns(pl.col("full_content").map_elements(lambda text: _CITATION.sub(resolve, text), return_dtype=pl.String))
 
 
 def assert_same_index(incremental: str, rebuilt: str) -> None:

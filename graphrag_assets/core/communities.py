@@ -21,7 +21,7 @@ communities as a full rebuild) and is made *canonical* rather than merely seeded
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
+from collections import defaultdict, deque
 from dataclasses import dataclass
 
 import graspologic_native as gn
@@ -99,9 +99,9 @@ def _hierarchy(edges: list[tuple[str, str, float]], settings: CommunitySettings)
     subgraph, level after level, until every community fits or cannot be split."""
     members: dict[tuple[int, int], list[str]] = {}
     parent_of: dict[int, int] = {}
-    pending = [(0, -1, edges)]  # (level, parent cluster, edges of the subgraph to partition)
+    pending = deque([(0, -1, edges)])  # (level, parent cluster, edges of the subgraph to partition)
     while pending:
-        level, parent, subgraph = pending.pop(0)
+        level, parent, subgraph = pending.popleft()
         groups = _partition(subgraph, settings)
         if parent != -1 and len(groups) < 2:
             continue  # the parent cannot be split further: it stays a leaf

@@ -308,25 +308,3 @@ def merge_extracted_graph(
 def finalize(entities: pl.DataFrame, relationships: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The canonical table columns (drops working columns such as description lists)."""
     return entities.select(list(ENTITY_COLUMNS)).cast(ENTITY_COLUMNS), relationships.select(list(RELATIONSHIP_COLUMNS)).cast(RELATIONSHIP_COLUMNS)
-
-
-def keep_short_ids(frame: pl.DataFrame, previous: pl.DataFrame) -> pl.DataFrame:
-    """Give rows that were already indexed their old ``human_readable_id``; number new rows
-    after the highest one in use, in ``frame``'s order (its rank).
-
-    Reports cite entities and relationships by these short numbers ("[Data: Entities
-    (12)]"). A report kept across an update must still point at the same rows, so a number
-    is never moved to another row while its row exists. Stable ``id``s are equal to a full
-    rebuild's; the short numbers may differ from one, like community numbers."""
-    if previous.is_empty():
-        return frame
-    old = previous.select("id", pl.col("human_readable_id").alias("old_number"))
-    start = int(previous["human_readable_id"].max()) + 1
-    fresh = pl.col("old_number").is_null()
-    return (
-        frame.drop("human_readable_id")
-        .join(old, on="id", how="left", maintain_order="left")
-        .with_columns(pl.when(fresh).then(start - 1 + fresh.cum_sum()).otherwise(pl.col("old_number")).cast(pl.Int64).alias("human_readable_id"))
-        .drop("old_number")
-        .select(frame.columns)
-    )

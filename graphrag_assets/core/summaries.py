@@ -29,8 +29,11 @@ def summarize_graph(make_client, entities: pl.DataFrame, relationships: pl.DataF
     failures (their joined descriptions are kept, and the failure recorded). Both kinds
     share one client, so all their calls are in flight together."""
     named = relationships.with_columns(pl.concat_str("source", pl.lit(" -> "), "target").alias("label"))
-    jobs = [(frame, kind, name) for frame, kind, name in ((entities, "entity", "title"), (named, "relationship", "label"))]
-    todo = [(kind, row, name) for frame, kind, name in jobs for row in frame.filter(pl.col("description_count") > 1).iter_rows(named=True)]
+    todo = [
+        (kind, row, name)
+        for frame, kind, name in ((entities, "entity", "title"), (named, "relationship", "label"))
+        for row in frame.filter(pl.col("description_count") > 1).iter_rows(named=True)
+    ]
     if not todo:
         return entities, relationships, []
 

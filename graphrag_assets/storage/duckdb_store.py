@@ -105,15 +105,10 @@ class IndexStore:
                 if table.partition_column == "source_partition":
                     tx.replace(table.name, pl.DataFrame(schema=table.columns), list(keys))
 
-    def first_free_numbers(self, table_name: str, replaced_partitions: Sequence[str]) -> dict[str, int]:
-        """Per corpus, the first ``human_readable_id`` above those of the rows that stay
-        (rows outside the source partitions about to be replaced)."""
-        frame = self.read(
-            f'SELECT corpus, max(human_readable_id) + 1 AS free FROM "{table_name}" '
-            "WHERE source_partition NOT IN (SELECT unnest(?)) GROUP BY corpus",
-            [list(replaced_partitions)],
-        )
-        return dict(frame.iter_rows())
+    def short_ids(self, table_name: str, corpora: Sequence[str]) -> pl.DataFrame:
+        """(id, human_readable_id) of every row of these corpora: all that numbering new
+        rows needs, without reading the rows themselves."""
+        return self.read(f'SELECT id, human_readable_id FROM "{table_name}" WHERE corpus IN (SELECT unnest(?))', [list(corpora)])
 
     def read_table(self, table_name: str, where_column: str, values: Sequence[str]) -> pl.DataFrame:
         table = TABLES[table_name]

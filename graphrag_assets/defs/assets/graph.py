@@ -30,8 +30,8 @@ from dagster import (
 from ...core.claims import resolve_claims
 from ...core.communities import detect_communities, ego_node, stabilize_numbers
 from ...core.embedding import embed_missing, embedding_inputs
-from ...core.graph import build_graph, finalize, keep_short_ids, link_text_units, merge_extracted_graph
-from ...core.ids import content_hash
+from ...core.graph import build_graph, finalize, link_text_units, merge_extracted_graph
+from ...core.ids import content_hash, keep_short_ids
 from ...core.reports import extractive_reports
 from ...core.reports_llm import llm_reports
 from ...core.merge_confirmation import confirm_merges
@@ -137,8 +137,8 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
             entities, relationships = build_graph(extracted_entities, extracted_relationships, units, corpus, settings.graph())
     failure_rows = _failure_frame(failures, f"{corpus}#summary")
     # Rows already indexed keep their short numbers, which kept reports cite.
-    entities = keep_short_ids(entities, store.read_table("entities", "corpus", [corpus]))
-    relationships = keep_short_ids(relationships, store.read_table("relationships", "corpus", [corpus]))
+    entities = keep_short_ids(entities, store.short_ids("entities", [corpus]))
+    relationships = keep_short_ids(relationships, store.short_ids("relationships", [corpus]))
     links = link_text_units(entities, relationships)
     with store.transaction() as tx:
         tx.replace("entities", entities, [corpus])

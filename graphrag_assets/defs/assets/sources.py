@@ -25,8 +25,7 @@ from dagster import (
 from ...core.chunking import chunk_documents
 from ...core.extraction.llm import extract_with_llm
 from ...core.extraction.offline import extract_offline
-from ...core.graph import keep_short_ids
-from ...core.ids import continue_numbers
+from ...core.ids import keep_short_ids
 from ...core.inputs import InputError, SourceFile, read_source
 from ...fingerprints import source_settings_hash
 from ...llm.prompts import prompts_version
@@ -77,7 +76,7 @@ def documents(context: AssetExecutionContext, settings: IndexSettings) -> Materi
             errors.append({"corpus": key.split("/", 1)[0], "source_partition": key, "source_path": key.split("/", 1)[1], "error": str(error), "recorded_at": _now()})
     read = pl.concat(frames) if frames else pl.DataFrame(schema=TABLES["documents"].columns)
     readable = [key for key in context.partition_keys if key not in {e["source_partition"] for e in errors}]
-    read = continue_numbers(read, store.first_free_numbers("documents", readable))
+    read = keep_short_ids(read, store.short_ids("documents", read["corpus"].unique().to_list()))
     with store.transaction() as tx:
         tx.replace("documents", read, readable)
         tx.replace("source_errors", pl.DataFrame(errors, schema=SOURCE_ERROR_COLUMNS), context.partition_keys)
@@ -110,7 +109,7 @@ def text_units(context: AssetExecutionContext, settings: IndexSettings) -> Mater
     units = chunk_documents(docs, settings.chunking()).with_columns(
         pl.lit([], pl.List(pl.String)).alias("entity_ids"), pl.lit([], pl.List(pl.String)).alias("relationship_ids")
     )
-    units = continue_numbers(units, store.first_free_numbers("text_units", context.partition_keys))
+    units = keep_short_ids(units, store.short_ids("text_units", units["corpus"].unique().to_list()))
     with store.transaction() as tx:
         tx.replace("text_units", units, context.partition_keys)
     orphans = store.read(
@@ -159,7 +158,7 @@ def extractions(context: AssetExecutionContext, settings: IndexSettings, llm: LL
                 llm_settings.claim_description if llm_settings.claims else None,
             )
         # Claims already indexed keep their short numbers (reports and answers cite them).
-        claims = keep_short_ids(claims, store.read_table("covariates", "corpus", units["corpus"].unique().to_list()))
+        claims = keep_short_ids(claims, store.short_ids("covariates", units["corpus"].unique().to_list()))
         scopes = dict(zip(units["id"], units["source_partition"]))
         failures = failed.with_columns(
             pl.col("item_id").replace_strict(scopes, return_dtype=pl.String).alias("scope"), pl.lit(_now()).alias("recorded_at")
