@@ -25,6 +25,14 @@ _NAME = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*\b|[\u4e00-\u9fff]{2,4}")
 _SKIP = {"The", "A", "An", "In", "On", "At", "It", "He", "She", "They", "We", "I", "But", "And", "This", "That", "When", "After", "Since", "Later"}
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # socketserver's default backlog of 5 drops the connections a client opens at once
+    # beyond it, and the kernel retries them only after a second: with 16 calls starting
+    # together that second would be charged to the client. Real servers accept hundreds.
+    request_queue_size = 256
+
+
 def _names(text: str, limit: int = 8) -> list[str]:
     found = []
     for name in _NAME.findall(text):
@@ -169,8 +177,7 @@ class FakeOpenAI:
                 request = json.loads(self.rfile.read(length) or b"{}")
                 fake._handle(self, request)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), Handler)
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
 

@@ -19,6 +19,7 @@ completions and embeddings through any OpenAI-compatible endpoint.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import datetime as dt
 import functools
@@ -104,15 +105,31 @@ class Usage:
         }
 
 
+class CacheRow(NamedTuple):
+    key: str
+    stage: str
+    model: str
+    value: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+# One thread writes every cache row: a commit waits on the disk for milliseconds, which on
+# the event loop's thread would hold up every call in flight.
+_CACHE_WRITER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="llm-cache-writer")
+
+
 class LLMCache:
     """Completions and embeddings by key, in the index's DuckDB file. The keys are held in
     memory (a few MB for a large corpus), so a miss, the common case of a first run, costs
-    no query: every statement runs on the event loop's thread, between calls in flight."""
+    no query. Rows are committed before ``put`` returns, so an answer the caller has seen
+    survives a crash."""
 
     def __init__(self, connection: duckdb.DuckDBPyConnection):
         self.connection = connection
         connection.execute(CACHE_DDL)
         self.keys = {row[0] for row in connection.execute("SELECT key FROM llm_cache").fetchall()}
+        self._writer = connection.cursor()  # used on the writer thread only
 
     def get(self, key: str) -> str | None:
         if key not in self.keys:
@@ -120,14 +137,25 @@ class LLMCache:
         row = self.connection.execute("SELECT value FROM llm_cache WHERE key = ? LIMIT 1", [key]).fetchone()
         return row[0] if row else None
 
-    def put(self, key: str, stage: str, model: str, value: str, prompt_tokens: int, completion_tokens: int) -> None:
-        if key in self.keys:
+    async def put(self, rows: list[CacheRow]) -> None:
+        fresh = list({row.key: row for row in rows if row.key not in self.keys}.values())
+        if not fresh:
             return
-        self.connection.execute(
-            "INSERT INTO llm_cache VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [key, stage, model, value, prompt_tokens, completion_tokens, dt.datetime.now(dt.timezone.utc)],
-        )
-        self.keys.add(key)
+        self.keys.update(row.key for row in fresh)
+        await asyncio.get_running_loop().run_in_executor(_CACHE_WRITER, self._insert, fresh)
+
+    def close(self) -> None:
+        self._writer.close()
+
+    def _insert(self, rows: list[CacheRow]) -> None:
+        now = dt.datetime.now(dt.timezone.utc)
+        self._writer.execute("BEGIN TRANSACTION")
+        try:
+            self._writer.executemany("INSERT INTO llm_cache VALUES (?, ?, ?, ?, ?, ?, ?)", [[*row, now] for row in rows])
+        except BaseException:
+            self._writer.execute("ROLLBACK")
+            raise
+        self._writer.execute("COMMIT")
 
 
 def run_with(make_client: Callable[[], "LLMClient"], work: Callable[["LLMClient"], Awaitable[R]]) -> R:
@@ -144,6 +172,15 @@ def run_with(make_client: Callable[[], "LLMClient"], work: Callable[["LLMClient"
 @functools.cache
 def _json_schema(response_model: type[BaseModel]) -> dict:
     return response_model.model_json_schema()
+
+
+@functools.cache
+def _instructor_model(response_model: type[T]) -> type[T]:
+    """The model wrapped for instructor once. Given a plain model, instructor builds a new
+    wrapper class and its schema on every call: about 8 ms of the event loop each."""
+    import instructor
+
+    return instructor.response_schema(response_model)
 
 
 class _Request(NamedTuple):
@@ -247,6 +284,11 @@ class LLMClient:
                 "finished calls are cached, rerun with a larger budget to continue"
             )
 
+    def _token_estimate(self, messages: list[dict]) -> int:
+        """What a call counts against the tokens-per-minute limit. Counted only under such a
+        limit: tokenizing a long prompt takes the event loop a millisecond or two."""
+        return _prompt_tokens(messages) + COMPLETION_ALLOWANCE if self.settings.tokens_per_minute else 0
+
     async def _with_retries(self, stage: str, call, estimated_tokens: int, *, keep_slot: bool = False):
         """``call()`` within the budget, the rate limits and a concurrency slot, retried on
         transport errors. With ``keep_slot`` a successful call keeps its slot (a stream still
@@ -292,14 +334,14 @@ class LLMClient:
             self.usage.stage(request.stage).cache_hits += 1
         return cached
 
-    def _record(self, request: _Request, value: str | None, prompt_tokens: int, completion_tokens: int) -> None:
+    async def _record(self, request: _Request, value: str | None, prompt_tokens: int, completion_tokens: int) -> None:
         """Counts a call and its tokens; caches ``value`` unless it is None."""
         stats = self.usage.stage(request.stage)
         stats.calls += 1
         stats.prompt_tokens += prompt_tokens
         stats.completion_tokens += completion_tokens
         if value is not None:
-            self.cache.put(request.key, request.stage, request.model, value, prompt_tokens, completion_tokens)
+            await self.cache.put([CacheRow(request.key, request.stage, request.model, value, prompt_tokens, completion_tokens)])
 
     async def structured(self, stage: str, prompt_version: str, messages: list[dict], response_model: type[T]) -> T:
         """A validated ``response_model`` for the messages, from the cache or the model."""
@@ -312,12 +354,12 @@ class LLMClient:
 
         async def call():
             return await self.chat.chat.completions.create_with_completion(
-                model=request.model, messages=messages, response_model=response_model, max_retries=self.settings.max_repairs, temperature=0
+                model=request.model, messages=messages, response_model=_instructor_model(response_model), max_retries=self.settings.max_repairs, temperature=0
             )
 
-        result, completion = await self._with_retries(stage, call, _prompt_tokens(messages) + COMPLETION_ALLOWANCE)
+        result, completion = await self._with_retries(stage, call, self._token_estimate(messages))
         usage = getattr(completion, "usage", None)
-        self._record(request, result.model_dump_json(), getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
+        await self._record(request, result.model_dump_json(), getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
         return result
 
     async def stream_text(self, stage: str, prompt_version: str, messages: list[dict]) -> AsyncIterator[str]:
@@ -335,9 +377,8 @@ class LLMClient:
         if cached is not None:
             yield cached
             return
-        prompt_tokens = _prompt_tokens(messages)
         stream, first = await self._with_retries(
-            stage, lambda: self._open_stream(request.model, messages), prompt_tokens + COMPLETION_ALLOWANCE, keep_slot=True
+            stage, lambda: self._open_stream(request.model, messages), self._token_estimate(messages), keep_slot=True
         )
         pieces: list[str] = []
         reported = None
@@ -361,8 +402,8 @@ class LLMClient:
             if reported is not None:
                 prompt_tokens, completion_tokens = reported.prompt_tokens or 0, reported.completion_tokens or 0
             else:
-                completion_tokens = count_tokens(text)
-            self._record(request, text if complete else None, prompt_tokens, completion_tokens)
+                prompt_tokens, completion_tokens = _prompt_tokens(messages), count_tokens(text)
+            await self._record(request, text if complete else None, prompt_tokens, completion_tokens)
 
     async def _open_stream(self, model: str, messages: list[dict]):
         """A streamed completion, read up to its first text: (stream, chunks read). Errors
@@ -429,10 +470,11 @@ class LLMClient:
             response = await self._with_retries("embedding", call, sum(pieces[p][2] for p in batch))
             stats.calls += 1
             stats.prompt_tokens += getattr(response.usage, "prompt_tokens", 0) or 0
+            rows = []
             for position, item in zip(batch, sorted(response.data, key=lambda d: d.index)):
-                vector = np.asarray(item.embedding, dtype=np.float32)
-                vectors[position] = vector
-                self.cache.put(content_hash(f"embedding|{model}|{pieces[position][1]}"), "embedding", model, json.dumps(vector.tolist()), 0, 0)
+                vectors[position] = np.asarray(item.embedding, dtype=np.float32)
+                rows.append(CacheRow(content_hash(f"embedding|{model}|{pieces[position][1]}"), "embedding", model, json.dumps(item.embedding), 0, 0))
+            await self.cache.put(rows)
 
         await asyncio.gather(*(run(b) for b in batches))
         dimensions = len(next(iter(vectors.values()))) if vectors else 0

@@ -7,15 +7,12 @@ instead of holding them as config fields: Dagster stores resource config with ea
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from collections.abc import Iterator
-
 import duckdb
 import numpy as np
 from dagster import ConfigurableResource
 
 from ..core.ids import content_hash
-from ..storage.connection import connect
+from ..storage.duckdb_store import IndexStore
 from .client import LLMCache, LLMClient, Usage, run_with
 from .prompts import prompts_version
 from .settings import LLMSettings
@@ -36,6 +33,12 @@ class LLMSession:
 
     def client(self) -> LLMClient:
         return LLMClient(self.settings, self.cache, self.usage)
+
+    def __enter__(self) -> "LLMSession":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.cache.close()
 
 
 class OpenAIEmbedder:
@@ -59,13 +62,9 @@ class LLMResource(ConfigurableResource):
     def get_settings(self) -> LLMSettings:
         return LLMSettings.from_env()
 
-    @contextmanager
-    def session(self, database: str) -> Iterator[LLMSession]:
-        connection = connect(database)
-        try:
-            yield LLMSession(self.get_settings(), connection)
-        finally:
-            connection.close()
+    def session(self, store: IndexStore) -> LLMSession:
+        """The LLM for one step, caching in the step's open index store."""
+        return LLMSession(self.get_settings(), store.open_connection)
 
     def source_fingerprint(self) -> str:
         """What the per-source stages depend on: extraction method, model, prompts, types, and

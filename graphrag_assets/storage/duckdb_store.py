@@ -5,8 +5,11 @@ delete and an ``INSERT ... BY NAME`` inside one transaction, so readers never se
 half-replaced partition and a crash leaves the previous rows in place. An empty frame
 still deletes (a source whose documents all went away must lose its rows).
 
-DuckDB allows a single writer process: connections are opened per step and closed at
-once, and opening retries briefly while another process holds the file.
+DuckDB allows a single writer process. A step opens the store once (``with
+settings.store() as store``) and closes it when it ends, so the file is free between steps
+for other processes; opening retries briefly while another process holds the file. Used
+without ``with`` (planning in ``graphrag-index``), each statement opens and closes its own
+connection.
 """
 
 from __future__ import annotations
@@ -57,9 +60,32 @@ class IndexStore:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self._open: duckdb.DuckDBPyConnection | None = None
+
+    def __enter__(self) -> "IndexStore":
+        """Hold one connection until ``__exit__``: opening the file costs tens of
+        milliseconds (catalog and WAL are read again each time), and a step runs dozens of
+        statements."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._open = connect(self.path)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._open.close()
+        self._open = None
+
+    @property
+    def open_connection(self) -> duckdb.DuckDBPyConnection:
+        """The connection held by ``with store:`` (for the LLM cache of the same step)."""
+        if self._open is None:
+            raise RuntimeError("the store is not open: use `with settings.store() as store:`")
+        return self._open
 
     @contextmanager
     def connection(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        if self._open is not None:
+            yield self._open
+            return
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         connection = connect(self.path, read_only=read_only)
@@ -76,9 +102,11 @@ class IndexStore:
             present = {(table, column) for table, column in existing}
             tables_present = {table for table, _ in present}
             for table in TABLES.values():
-                connection.execute(create_statement(table))
+                if table.name not in tables_present:
+                    connection.execute(create_statement(table))
+                    continue
                 for name, dtype in table.columns.items():
-                    if table.name in tables_present and (table.name, name) not in present:
+                    if (table.name, name) not in present:
                         connection.execute(f'ALTER TABLE "{table.name}" ADD COLUMN "{name}" {duckdb_type(dtype)}')
 
     @contextmanager

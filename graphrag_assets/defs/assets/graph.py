@@ -103,81 +103,81 @@ def _failure_check(name: str, failures: pl.DataFrame, asset_key: str | None = No
 def entities_and_relationships(context: AssetExecutionContext, settings: IndexSettings, llm: LLMResource):
     started = time.perf_counter()
     corpus = _corpus(context)
-    store = settings.store()
-    store.ensure_schema()
-    # Sources whose partition was deleted (by the sensor or a rerun) lose their rows here,
-    # before the graph is rebuilt without them.
-    registered = set(context.instance.get_dynamic_partitions(source_partitions.name))
-    indexed = store.read("SELECT DISTINCT source_partition FROM documents WHERE corpus = ?", [corpus])["source_partition"].to_list()
-    orphans = [key for key in indexed if key not in registered]
-    if orphans:
-        store.retract_sources(orphans)
-        context.log.info(f"retracted {len(orphans)} deleted source(s): {orphans[:10]}")
-    units = store.read_table("text_units", "corpus", [corpus])
-    extracted_entities = store.read_table("extracted_entities", "corpus", [corpus])
-    extracted_relationships = store.read_table("extracted_relationships", "corpus", [corpus])
-    llm_settings = llm.get_settings()
-    failures: list[dict] = []
-    usage: dict = {"llm_calls": 0}
-    with (llm.session(settings.database) if llm_settings.enabled else nullcontext()) as session:
-        pairs = candidate_pairs(extracted_entities, settings.resolution())
-        if session and llm_settings.confirm_merges:
-            decisions, failures = confirm_merges(session.client, pairs, extracted_entities)
-        else:
-            decisions = rule_decisions(pairs)
-        mapping, merges = resolve(extracted_entities, corpus, decisions=decisions)
-        extracted_entities, extracted_relationships = apply_resolution(extracted_entities, extracted_relationships, mapping)
-        if session:
-            entities, relationships = merge_extracted_graph(extracted_entities, extracted_relationships, units, corpus)
-            entities, relationships, summary_failures = summarize_graph(session.client, entities, relationships)
-            failures += summary_failures
-            usage = session.usage.metadata(llm_settings)
-            entities, relationships = finalize(entities, relationships)
-        else:
-            entities, relationships = build_graph(extracted_entities, extracted_relationships, units, corpus, settings.graph())
-    failure_rows = _failure_frame(failures, f"{corpus}#summary")
-    # Rows already indexed keep their short numbers, which kept reports cite.
-    entities = keep_short_ids(entities, store.short_ids("entities", [corpus]))
-    relationships = keep_short_ids(relationships, store.short_ids("relationships", [corpus]))
-    links = link_text_units(entities, relationships)
-    with store.transaction() as tx:
-        tx.replace("entities", entities, [corpus])
-        tx.replace("relationships", relationships, [corpus])
-        tx.replace("entity_merges", merges, [corpus])
-        tx.replace("llm_failures", failure_rows, [f"{corpus}#summary"])
-        tx.register("links", links)
-        tx.execute("UPDATE text_units SET entity_ids = [], relationship_ids = [] WHERE corpus = ?", [corpus])
-        tx.execute(
-            "UPDATE text_units SET entity_ids = coalesce(links.entity_ids, []), relationship_ids = coalesce(links.relationship_ids, []) "
-            "FROM links WHERE text_units.id = links.text_unit_id"
+    with settings.store() as store:
+        store.ensure_schema()
+        # Sources whose partition was deleted (by the sensor or a rerun) lose their rows here,
+        # before the graph is rebuilt without them.
+        registered = set(context.instance.get_dynamic_partitions(source_partitions.name))
+        indexed = store.read("SELECT DISTINCT source_partition FROM documents WHERE corpus = ?", [corpus])["source_partition"].to_list()
+        orphans = [key for key in indexed if key not in registered]
+        if orphans:
+            store.retract_sources(orphans)
+            context.log.info(f"retracted {len(orphans)} deleted source(s): {orphans[:10]}")
+        units = store.read_table("text_units", "corpus", [corpus])
+        extracted_entities = store.read_table("extracted_entities", "corpus", [corpus])
+        extracted_relationships = store.read_table("extracted_relationships", "corpus", [corpus])
+        llm_settings = llm.get_settings()
+        failures: list[dict] = []
+        usage: dict = {"llm_calls": 0}
+        with (llm.session(store) if llm_settings.enabled else nullcontext()) as session:
+            pairs = candidate_pairs(extracted_entities, settings.resolution())
+            if session and llm_settings.confirm_merges:
+                decisions, failures = confirm_merges(session.client, pairs, extracted_entities)
+            else:
+                decisions = rule_decisions(pairs)
+            mapping, merges = resolve(extracted_entities, corpus, decisions=decisions)
+            extracted_entities, extracted_relationships = apply_resolution(extracted_entities, extracted_relationships, mapping)
+            if session:
+                entities, relationships = merge_extracted_graph(extracted_entities, extracted_relationships, units, corpus)
+                entities, relationships, summary_failures = summarize_graph(session.client, entities, relationships)
+                failures += summary_failures
+                usage = session.usage.metadata(llm_settings)
+                entities, relationships = finalize(entities, relationships)
+            else:
+                entities, relationships = build_graph(extracted_entities, extracted_relationships, units, corpus, settings.graph())
+        failure_rows = _failure_frame(failures, f"{corpus}#summary")
+        # Rows already indexed keep their short numbers, which kept reports cite.
+        entities = keep_short_ids(entities, store.short_ids("entities", [corpus]))
+        relationships = keep_short_ids(relationships, store.short_ids("relationships", [corpus]))
+        links = link_text_units(entities, relationships)
+        with store.transaction() as tx:
+            tx.replace("entities", entities, [corpus])
+            tx.replace("relationships", relationships, [corpus])
+            tx.replace("entity_merges", merges, [corpus])
+            tx.replace("llm_failures", failure_rows, [f"{corpus}#summary"])
+            tx.register("links", links)
+            tx.execute("UPDATE text_units SET entity_ids = [], relationship_ids = [] WHERE corpus = ?", [corpus])
+            tx.execute(
+                "UPDATE text_units SET entity_ids = coalesce(links.entity_ids, []), relationship_ids = coalesce(links.relationship_ids, []) "
+                "FROM links WHERE text_units.id = links.text_unit_id"
+            )
+        dangling = store.read(
+            "SELECT r.id FROM relationships r WHERE r.corpus = ? AND (r.source NOT IN (SELECT title FROM entities WHERE corpus = ?) "
+            "OR r.target NOT IN (SELECT title FROM entities WHERE corpus = ?))",
+            [corpus, corpus, corpus],
         )
-    dangling = store.read(
-        "SELECT r.id FROM relationships r WHERE r.corpus = ? AND (r.source NOT IN (SELECT title FROM entities WHERE corpus = ?) "
-        "OR r.target NOT IN (SELECT title FROM entities WHERE corpus = ?))",
-        [corpus, corpus, corpus],
-    )
-    seconds = time.perf_counter() - started
-    graph_stats = {
-        "nodes": entities.height,
-        "edges": relationships.height,
-        "entity_types": {t: n for t, n in entities["type"].value_counts().iter_rows()},
-        "mean_degree": round(float(entities["degree"].mean() or 0), 2),
-        "names_merged_by_resolution": int((~merges["rejected"]).sum()),
-        "merges_rejected": int(merges["rejected"].sum()),
-        "seconds": seconds,
-    } | usage
-    yield MaterializeResult(
-        asset_key="entities",
-        metadata=table_metadata("entities", entities, ["title", "type", "frequency", "degree", "description"]) | graph_stats,
-        data_version=frame_version(entities, ["id", "title", "type", "description", "text_unit_ids", "degree"]),
-        check_results=[_failure_check("summary_calls_succeeded", failure_rows, "entities")],
-    )
-    yield MaterializeResult(
-        asset_key="relationships",
-        metadata=table_metadata("relationships", relationships, ["source", "target", "weight", "description"]) | graph_stats,
-        data_version=frame_version(relationships, ["id", "weight", "description", "text_unit_ids"]),
-        check_results=[AssetCheckResult(check_name="endpoints_are_entities", asset_key="relationships", passed=dangling.is_empty(), metadata={"dangling": dangling.height})],
-    )
+        seconds = time.perf_counter() - started
+        graph_stats = {
+            "nodes": entities.height,
+            "edges": relationships.height,
+            "entity_types": {t: n for t, n in entities["type"].value_counts().iter_rows()},
+            "mean_degree": round(float(entities["degree"].mean() or 0), 2),
+            "names_merged_by_resolution": int((~merges["rejected"]).sum()),
+            "merges_rejected": int(merges["rejected"].sum()),
+            "seconds": seconds,
+        } | usage
+        yield MaterializeResult(
+            asset_key="entities",
+            metadata=table_metadata("entities", entities, ["title", "type", "frequency", "degree", "description"]) | graph_stats,
+            data_version=frame_version(entities, ["id", "title", "type", "description", "text_unit_ids", "degree"]),
+            check_results=[_failure_check("summary_calls_succeeded", failure_rows, "entities")],
+        )
+        yield MaterializeResult(
+            asset_key="relationships",
+            metadata=table_metadata("relationships", relationships, ["source", "target", "weight", "description"]) | graph_stats,
+            data_version=frame_version(relationships, ["id", "weight", "description", "text_unit_ids"]),
+            check_results=[AssetCheckResult(check_name="endpoints_are_entities", asset_key="relationships", passed=dangling.is_empty(), metadata={"dangling": dangling.height})],
+        )
 
 
 @asset(
@@ -192,30 +192,30 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
 def communities(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
     started = time.perf_counter()
     corpus = _corpus(context)
-    store = settings.store()
-    store.ensure_schema()
-    relationships = store.read_table("relationships", "corpus", [corpus])
-    found = stabilize_numbers(detect_communities(relationships, corpus, settings.communities()), store.read_table("communities", "corpus", [corpus]))
-    with store.transaction() as tx:
-        tx.replace("communities", found, [corpus])
-    missing = store.read(
-        "SELECT DISTINCT m.entity_id FROM (SELECT unnest(entity_ids) AS entity_id FROM communities WHERE corpus = ?) m "
-        "ANTI JOIN (SELECT id FROM entities WHERE corpus = ?) e ON m.entity_id = e.id",
-        [corpus, corpus],
-    )
-    excluded = ego_node(relationships) if settings.communities().exclude_ego_node else None
-    return MaterializeResult(
-        metadata=table_metadata("communities", found, ["community", "level", "parent", "size", "title"])
-        | {
-            "levels": found["level"].n_unique() if found.height else 0,
-            "largest_community": int(found["size"].max() or 0) if found.height else 0,
-            "communities_per_level": {str(level): n for level, n in found["level"].value_counts().sort("level").iter_rows()},
-            "ego_node_excluded_from_clustering": excluded or "none",
-            "seconds": time.perf_counter() - started,
-        },
-        data_version=frame_version(found, ["id", "parent", "children", "relationship_ids"]),
-        check_results=[AssetCheckResult(check_name="members_exist", passed=missing.is_empty(), metadata={"missing_members": missing.height})],
-    )
+    with settings.store() as store:
+        store.ensure_schema()
+        relationships = store.read_table("relationships", "corpus", [corpus])
+        found = stabilize_numbers(detect_communities(relationships, corpus, settings.communities()), store.read_table("communities", "corpus", [corpus]))
+        with store.transaction() as tx:
+            tx.replace("communities", found, [corpus])
+        missing = store.read(
+            "SELECT DISTINCT m.entity_id FROM (SELECT unnest(entity_ids) AS entity_id FROM communities WHERE corpus = ?) m "
+            "ANTI JOIN (SELECT id FROM entities WHERE corpus = ?) e ON m.entity_id = e.id",
+            [corpus, corpus],
+        )
+        excluded = ego_node(relationships) if settings.communities().exclude_ego_node else None
+        return MaterializeResult(
+            metadata=table_metadata("communities", found, ["community", "level", "parent", "size", "title"])
+            | {
+                "levels": found["level"].n_unique() if found.height else 0,
+                "largest_community": int(found["size"].max() or 0) if found.height else 0,
+                "communities_per_level": {str(level): n for level, n in found["level"].value_counts().sort("level").iter_rows()},
+                "ego_node_excluded_from_clustering": excluded or "none",
+                "seconds": time.perf_counter() - started,
+            },
+            data_version=frame_version(found, ["id", "parent", "children", "relationship_ids"]),
+            check_results=[AssetCheckResult(check_name="members_exist", passed=missing.is_empty(), metadata={"missing_members": missing.height})],
+        )
 
 
 @asset(
@@ -237,51 +237,51 @@ def communities(context: AssetExecutionContext, settings: IndexSettings) -> Mate
 def community_reports(context: AssetExecutionContext, settings: IndexSettings, llm: LLMResource) -> MaterializeResult:
     started = time.perf_counter()
     corpus = _corpus(context)
-    store = settings.store()
-    store.ensure_schema()
-    found = store.read_table("communities", "corpus", [corpus])
-    entities = store.read_table("entities", "corpus", [corpus])
-    relationships = store.read_table("relationships", "corpus", [corpus])
-    llm_settings = llm.get_settings()
-    failures: list[dict] = []
-    if llm_settings.enabled:
-        # Claims name entities as extracted; here they meet the entities they were merged into.
-        claims = resolve_claims(
-            store.read_table("covariates", "corpus", [corpus]), entities, store.read_table("entity_merges", "corpus", [corpus])
-        )
-        with llm.session(settings.database) as session:
-            reports, failures, context_tokens = llm_reports(
-                session.client, found, entities, relationships, corpus, llm_settings.report_budget, llm_settings.model_for("report"),
-                previous=store.read_table("community_reports", "corpus", [corpus]), claims=claims,
+    with settings.store() as store:
+        store.ensure_schema()
+        found = store.read_table("communities", "corpus", [corpus])
+        entities = store.read_table("entities", "corpus", [corpus])
+        relationships = store.read_table("relationships", "corpus", [corpus])
+        llm_settings = llm.get_settings()
+        failures: list[dict] = []
+        if llm_settings.enabled:
+            # Claims name entities as extracted; here they meet the entities they were merged into.
+            claims = resolve_claims(
+                store.read_table("covariates", "corpus", [corpus]), entities, store.read_table("entity_merges", "corpus", [corpus])
             )
-        usage = session.usage.metadata(llm_settings) | {
-            "max_context_tokens": max(context_tokens, default=0),
-            "generated_by": llm_settings.model_for("report"),
-            "reports_written": len(context_tokens),
-            "reports_kept_unchanged": reports.height - len(context_tokens),
-            "claims_of_entities": int(claims["subject_entity_id"].is_not_null().sum()),
-        }
-    else:
-        reports = extractive_reports(found, entities, relationships, corpus)
-        usage = {"generated_by": "extractive (no LLM)", "llm_calls": 0}
-    failure_rows = _failure_frame(failures, f"{corpus}#report")
-    with store.transaction() as tx:
-        tx.replace("community_reports", reports, [corpus])
-        tx.replace("llm_failures", failure_rows, [f"{corpus}#report"])
-    unreported = store.read(
-        "SELECT c.community FROM communities c ANTI JOIN community_reports r ON c.community = r.community AND r.corpus = c.corpus WHERE c.corpus = ?",
-        [corpus],
-    )
-    return MaterializeResult(
-        metadata=table_metadata("community_reports", reports, ["community", "level", "title", "rank", "summary"])
-        | usage
-        | {"seconds": time.perf_counter() - started},
-        data_version=frame_version(reports, ["id", "content_hash"]),
-        check_results=[
-            AssetCheckResult(check_name="every_community_has_a_report", passed=unreported.is_empty(), metadata={"without_report": unreported.height}),
-            _failure_check("report_calls_succeeded", failure_rows),
-        ],
-    )
+            with llm.session(store) as session:
+                reports, failures, context_tokens = llm_reports(
+                    session.client, found, entities, relationships, corpus, llm_settings.report_budget, llm_settings.model_for("report"),
+                    previous=store.read_table("community_reports", "corpus", [corpus]), claims=claims,
+                )
+            usage = session.usage.metadata(llm_settings) | {
+                "max_context_tokens": max(context_tokens, default=0),
+                "generated_by": llm_settings.model_for("report"),
+                "reports_written": len(context_tokens),
+                "reports_kept_unchanged": reports.height - len(context_tokens),
+                "claims_of_entities": int(claims["subject_entity_id"].is_not_null().sum()),
+            }
+        else:
+            reports = extractive_reports(found, entities, relationships, corpus)
+            usage = {"generated_by": "extractive (no LLM)", "llm_calls": 0}
+        failure_rows = _failure_frame(failures, f"{corpus}#report")
+        with store.transaction() as tx:
+            tx.replace("community_reports", reports, [corpus])
+            tx.replace("llm_failures", failure_rows, [f"{corpus}#report"])
+        unreported = store.read(
+            "SELECT c.community FROM communities c ANTI JOIN community_reports r ON c.community = r.community AND r.corpus = c.corpus WHERE c.corpus = ?",
+            [corpus],
+        )
+        return MaterializeResult(
+            metadata=table_metadata("community_reports", reports, ["community", "level", "title", "rank", "summary"])
+            | usage
+            | {"seconds": time.perf_counter() - started},
+            data_version=frame_version(reports, ["id", "content_hash"]),
+            check_results=[
+                AssetCheckResult(check_name="every_community_has_a_report", passed=unreported.is_empty(), metadata={"without_report": unreported.height}),
+                _failure_check("report_calls_succeeded", failure_rows),
+            ],
+        )
 
 
 @asset(
@@ -296,51 +296,51 @@ def community_reports(context: AssetExecutionContext, settings: IndexSettings, l
 def embeddings(context: AssetExecutionContext, settings: IndexSettings, llm: LLMResource, embedding: EmbeddingResource) -> MaterializeResult:
     started = time.perf_counter()
     corpus = _corpus(context)
-    store = settings.store()
-    store.ensure_schema()
-    wanted = embedding_inputs(
-        store.read_table("text_units", "corpus", [corpus]),
-        store.read_table("entities", "corpus", [corpus]),
-        store.read_table("community_reports", "corpus", [corpus]),
-    )
-    existing = store.read_table("embeddings", "corpus", [corpus])
-    usage: dict = {"llm_calls": 0}
-    if embedding.get_settings().embeddings_enabled:
-        with llm.session(settings.database) as session:
-            session.settings = embedding.get_settings()
-            embedder = OpenAIEmbedder(session)
+    with settings.store() as store:
+        store.ensure_schema()
+        wanted = embedding_inputs(
+            store.read_table("text_units", "corpus", [corpus]),
+            store.read_table("entities", "corpus", [corpus]),
+            store.read_table("community_reports", "corpus", [corpus]),
+        )
+        existing = store.read_table("embeddings", "corpus", [corpus])
+        usage: dict = {"llm_calls": 0}
+        if embedding.get_settings().embeddings_enabled:
+            with llm.session(store) as session:
+                session.settings = embedding.get_settings()
+                embedder = OpenAIEmbedder(session)
+                rows, embedded = embed_missing(wanted, existing, embedder, corpus)
+            usage = session.usage.metadata(session.settings)
+        else:
+            embedder = settings.make_embedder()
             rows, embedded = embed_missing(wanted, existing, embedder, corpus)
-        usage = session.usage.metadata(session.settings)
-    else:
-        embedder = settings.make_embedder()
-        rows, embedded = embed_missing(wanted, existing, embedder, corpus)
-    sources_hash = content_hash(
-        store.read("SELECT source_partition, source_hash, settings_hash FROM sources WHERE corpus = ? ORDER BY source_partition", [corpus]).write_csv()
-    )
-    build = pl.DataFrame(
-        [{"corpus": corpus, "sources_hash": sources_hash, "settings_hash": graph_settings_hash(settings, llm, embedding), "built_at": dt.datetime.now(dt.timezone.utc)}],
-        schema=CORPUS_BUILD_COLUMNS,
-    )
-    with store.transaction() as tx:
-        tx.replace("embeddings", rows, [corpus])
-        tx.replace("corpus_builds", build, [corpus])
-    mirrored = settings.vector_store().replace_corpus(corpus, rows)
-    dimensions = rows.select(pl.col("vector").list.len().unique()).to_series().to_list()
-    by_kind = {k: n for k, n in rows["kind"].value_counts().iter_rows()}
-    consistent = len(dimensions) <= 1 and all(mirrored[k] == by_kind.get(k, 0) for k in mirrored)
-    return MaterializeResult(
-        metadata=table_metadata("embeddings", rows.drop("vector").with_columns(pl.lit(None, pl.List(pl.Float32)).alias("vector")), ["kind", "id", "model", "text"])
-        | {"model": embedder.name, "dimensions": dimensions[0] if dimensions else 0, "by_kind": by_kind, "newly_embedded": embedded, "reused": rows.height - embedded, "seconds": time.perf_counter() - started}
-        | usage,
-        data_version=frame_version(rows, ["kind", "id", "content_hash", "model"]),
-        check_results=[
-            AssetCheckResult(
-                check_name="vector_dimensions_consistent",
-                passed=consistent,
-                metadata={"dimensions_seen": str(dimensions), "lancedb_rows": str(mirrored), "duckdb_rows": str(by_kind)},
-            )
-        ],
-    )
+        sources_hash = content_hash(
+            store.read("SELECT source_partition, source_hash, settings_hash FROM sources WHERE corpus = ? ORDER BY source_partition", [corpus]).write_csv()
+        )
+        build = pl.DataFrame(
+            [{"corpus": corpus, "sources_hash": sources_hash, "settings_hash": graph_settings_hash(settings, llm, embedding), "built_at": dt.datetime.now(dt.timezone.utc)}],
+            schema=CORPUS_BUILD_COLUMNS,
+        )
+        with store.transaction() as tx:
+            tx.replace("embeddings", rows, [corpus])
+            tx.replace("corpus_builds", build, [corpus])
+        mirrored = settings.vector_store().replace_corpus(corpus, rows)
+        dimensions = rows.select(pl.col("vector").list.len().unique()).to_series().to_list()
+        by_kind = {k: n for k, n in rows["kind"].value_counts().iter_rows()}
+        consistent = len(dimensions) <= 1 and all(mirrored[k] == by_kind.get(k, 0) for k in mirrored)
+        return MaterializeResult(
+            metadata=table_metadata("embeddings", rows.drop("vector").with_columns(pl.lit(None, pl.List(pl.Float32)).alias("vector")), ["kind", "id", "model", "text"])
+            | {"model": embedder.name, "dimensions": dimensions[0] if dimensions else 0, "by_kind": by_kind, "newly_embedded": embedded, "reused": rows.height - embedded, "seconds": time.perf_counter() - started}
+            | usage,
+            data_version=frame_version(rows, ["kind", "id", "content_hash", "model"]),
+            check_results=[
+                AssetCheckResult(
+                    check_name="vector_dimensions_consistent",
+                    passed=consistent,
+                    metadata={"dimensions_seen": str(dimensions), "lancedb_rows": str(mirrored), "duckdb_rows": str(by_kind)},
+                )
+            ],
+        )
 
 
 @asset(

@@ -65,33 +65,33 @@ def _read_partition(settings: IndexSettings, key: str) -> pl.DataFrame:
 )
 def documents(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
     started = time.perf_counter()
-    store = settings.store()
-    store.ensure_schema()
-    frames, errors = [], []
-    for key in context.partition_keys:
-        try:
-            frames.append(_read_partition(settings, key))
-        except InputError as error:
-            context.log.error(f"Skipping source {error}; its previously indexed rows are kept.")
-            errors.append({"corpus": key.split("/", 1)[0], "source_partition": key, "source_path": key.split("/", 1)[1], "error": str(error), "recorded_at": _now()})
-    read = pl.concat(frames) if frames else pl.DataFrame(schema=TABLES["documents"].columns)
-    readable = [key for key in context.partition_keys if key not in {e["source_partition"] for e in errors}]
-    read = keep_short_ids(read, store.short_ids("documents", read["corpus"].unique().to_list()))
-    with store.transaction() as tx:
-        tx.replace("documents", read, readable)
-        tx.replace("source_errors", pl.DataFrame(errors, schema=SOURCE_ERROR_COLUMNS), context.partition_keys)
-    return MaterializeResult(
-        metadata=table_metadata("documents", read, ["title", "source_path", "text"])
-        | {"sources": len(context.partition_keys), "unreadable_sources": len(errors), "seconds": time.perf_counter() - started},
-        check_results=[
-            AssetCheckResult(
-                check_name="sources_readable",
-                passed=not errors,
-                severity=AssetCheckSeverity.ERROR,
-                metadata={"unreadable": MetadataValue.md("\n".join(f"- {e['error']}" for e in errors) or "none")},
-            )
-        ],
-    )
+    with settings.store() as store:
+        store.ensure_schema()
+        frames, errors = [], []
+        for key in context.partition_keys:
+            try:
+                frames.append(_read_partition(settings, key))
+            except InputError as error:
+                context.log.error(f"Skipping source {error}; its previously indexed rows are kept.")
+                errors.append({"corpus": key.split("/", 1)[0], "source_partition": key, "source_path": key.split("/", 1)[1], "error": str(error), "recorded_at": _now()})
+        read = pl.concat(frames) if frames else pl.DataFrame(schema=TABLES["documents"].columns)
+        readable = [key for key in context.partition_keys if key not in {e["source_partition"] for e in errors}]
+        read = keep_short_ids(read, store.short_ids("documents", read["corpus"].unique().to_list()))
+        with store.transaction() as tx:
+            tx.replace("documents", read, readable)
+            tx.replace("source_errors", pl.DataFrame(errors, schema=SOURCE_ERROR_COLUMNS), context.partition_keys)
+        return MaterializeResult(
+            metadata=table_metadata("documents", read, ["title", "source_path", "text"])
+            | {"sources": len(context.partition_keys), "unreadable_sources": len(errors), "seconds": time.perf_counter() - started},
+            check_results=[
+                AssetCheckResult(
+                    check_name="sources_readable",
+                    passed=not errors,
+                    severity=AssetCheckSeverity.ERROR,
+                    metadata={"unreadable": MetadataValue.md("\n".join(f"- {e['error']}" for e in errors) or "none")},
+                )
+            ],
+        )
 
 
 @asset(
@@ -103,27 +103,27 @@ def documents(context: AssetExecutionContext, settings: IndexSettings) -> Materi
 )
 def text_units(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
     started = time.perf_counter()
-    store = settings.store()
-    store.ensure_schema()
-    docs = store.read_table("documents", "source_partition", context.partition_keys)
-    units = chunk_documents(docs, settings.chunking()).with_columns(
-        pl.lit([], pl.List(pl.String)).alias("entity_ids"), pl.lit([], pl.List(pl.String)).alias("relationship_ids")
-    )
-    units = keep_short_ids(units, store.short_ids("text_units", units["corpus"].unique().to_list()))
-    with store.transaction() as tx:
-        tx.replace("text_units", units, context.partition_keys)
-    orphans = store.read(
-        "SELECT t.id FROM text_units t ANTI JOIN documents d ON t.document_id = d.id "
-        "WHERE t.source_partition IN (SELECT unnest(?))",
-        [context.partition_keys],
-    )
-    return MaterializeResult(
-        metadata=table_metadata("text_units", units, ["id", "n_tokens", "text"])
-        | {"documents": docs.height, "tokens": int(units["n_tokens"].sum() or 0), "seconds": time.perf_counter() - started},
-        check_results=[
-            AssetCheckResult(check_name="text_units_belong_to_documents", passed=orphans.is_empty(), metadata={"orphans": orphans.height})
-        ],
-    )
+    with settings.store() as store:
+        store.ensure_schema()
+        docs = store.read_table("documents", "source_partition", context.partition_keys)
+        units = chunk_documents(docs, settings.chunking()).with_columns(
+            pl.lit([], pl.List(pl.String)).alias("entity_ids"), pl.lit([], pl.List(pl.String)).alias("relationship_ids")
+        )
+        units = keep_short_ids(units, store.short_ids("text_units", units["corpus"].unique().to_list()))
+        with store.transaction() as tx:
+            tx.replace("text_units", units, context.partition_keys)
+        orphans = store.read(
+            "SELECT t.id FROM text_units t ANTI JOIN documents d ON t.document_id = d.id "
+            "WHERE t.source_partition IN (SELECT unnest(?))",
+            [context.partition_keys],
+        )
+        return MaterializeResult(
+            metadata=table_metadata("text_units", units, ["id", "n_tokens", "text"])
+            | {"documents": docs.height, "tokens": int(units["n_tokens"].sum() or 0), "seconds": time.perf_counter() - started},
+            check_results=[
+                AssetCheckResult(check_name="text_units_belong_to_documents", passed=orphans.is_empty(), metadata={"orphans": orphans.height})
+            ],
+        )
 
 
 @asset(
@@ -142,66 +142,66 @@ def text_units(context: AssetExecutionContext, settings: IndexSettings) -> Mater
 )
 def extractions(context: AssetExecutionContext, settings: IndexSettings, llm: LLMResource) -> MaterializeResult:
     started = time.perf_counter()
-    store = settings.store()
-    store.ensure_schema()
-    units = store.read_table("text_units", "source_partition", context.partition_keys)
-    llm_settings = llm.get_settings()
-    failures = pl.DataFrame(schema=LLM_FAILURE_COLUMNS)
-    claims = pl.DataFrame(schema=TABLES["covariates"].columns)
-    if llm_settings.enabled:
-        with llm.session(settings.database) as session:
-            extracted_entities, extracted_relationships, claims, failed = extract_with_llm(
-                session.client,
-                units,
-                llm_settings.entity_type_list(),
-                llm_settings.gleanings,
-                llm_settings.claim_description if llm_settings.claims else None,
-            )
-        # Claims already indexed keep their short numbers (reports and answers cite them).
-        claims = keep_short_ids(claims, store.short_ids("covariates", units["corpus"].unique().to_list()))
-        scopes = dict(zip(units["id"], units["source_partition"]))
-        failures = failed.with_columns(
-            pl.col("item_id").replace_strict(scopes, return_dtype=pl.String).alias("scope"), pl.lit(_now()).alias("recorded_at")
-        ).select(list(LLM_FAILURE_COLUMNS))
-        for failure in failures.iter_rows(named=True):
-            context.log.error(f"LLM {failure['stage']} failed for text unit {failure['item_id']} of {failure['scope']}: {failure['error']}")
-        method = {"method": f"llm ({llm_settings.model_for('extraction')})"} | session.usage.metadata(llm_settings)
-    else:
-        extracted_entities, extracted_relationships = extract_offline(units)
-        method = {"method": "offline (rule-based English, jieba Chinese); no LLM calls", "llm_calls": 0}
-    # A source with a failed text unit is not complete: it keeps no `sources` row, so the
-    # next pass retries it (only the failed calls: the others are cached).
-    failed_sources = set(failures["scope"].to_list())
-    indexed = store.read(
-        "SELECT d.corpus, d.source_partition, any_value(d.source_path) AS source_path, any_value(d.source_hash) AS source_hash, "
-        "count(DISTINCT d.id) AS documents, count(t.id) AS text_units "
-        "FROM documents d LEFT JOIN text_units t ON t.document_id = d.id "
-        "WHERE d.source_partition IN (SELECT unnest(?)) GROUP BY d.corpus, d.source_partition",
-        [[key for key in context.partition_keys if key not in failed_sources]],
-    ).with_columns(pl.lit(source_settings_hash(settings, llm)).alias("settings_hash"), pl.lit(_now()).alias("indexed_at"))
-    with store.transaction() as tx:
-        tx.replace("extracted_entities", extracted_entities, context.partition_keys)
-        tx.replace("extracted_relationships", extracted_relationships, context.partition_keys)
-        tx.replace("covariates", claims, context.partition_keys)
-        tx.replace("sources", indexed.select(list(SOURCE_COLUMNS)), context.partition_keys)
-        tx.replace("llm_failures", failures, context.partition_keys)
-    return MaterializeResult(
-        metadata=method
-        | {
-            "entity_records": extracted_entities.height,
-            "relationship_records": extracted_relationships.height,
-            "claims": claims.height,
-            "text_units": units.height,
-            "failed_text_units": failures["item_id"].n_unique(),
-            "seconds": time.perf_counter() - started,
-            "preview": table_metadata("extracted_entities", extracted_entities, ["title", "type", "description"])["preview"],
-        },
-        check_results=[
-            AssetCheckResult(
-                check_name="extraction_calls_succeeded",
-                passed=failures.is_empty(),
-                severity=AssetCheckSeverity.ERROR,
-                metadata={"failed": MetadataValue.md("\n".join(f"- {f['scope']} / {f['stage']} / {f['item_id']}: {f['error']}" for f in failures.iter_rows(named=True)) or "none")},
-            )
-        ],
-    )
+    with settings.store() as store:
+        store.ensure_schema()
+        units = store.read_table("text_units", "source_partition", context.partition_keys)
+        llm_settings = llm.get_settings()
+        failures = pl.DataFrame(schema=LLM_FAILURE_COLUMNS)
+        claims = pl.DataFrame(schema=TABLES["covariates"].columns)
+        if llm_settings.enabled:
+            with llm.session(store) as session:
+                extracted_entities, extracted_relationships, claims, failed = extract_with_llm(
+                    session.client,
+                    units,
+                    llm_settings.entity_type_list(),
+                    llm_settings.gleanings,
+                    llm_settings.claim_description if llm_settings.claims else None,
+                )
+            # Claims already indexed keep their short numbers (reports and answers cite them).
+            claims = keep_short_ids(claims, store.short_ids("covariates", units["corpus"].unique().to_list()))
+            scopes = dict(zip(units["id"], units["source_partition"]))
+            failures = failed.with_columns(
+                pl.col("item_id").replace_strict(scopes, return_dtype=pl.String).alias("scope"), pl.lit(_now()).alias("recorded_at")
+            ).select(list(LLM_FAILURE_COLUMNS))
+            for failure in failures.iter_rows(named=True):
+                context.log.error(f"LLM {failure['stage']} failed for text unit {failure['item_id']} of {failure['scope']}: {failure['error']}")
+            method = {"method": f"llm ({llm_settings.model_for('extraction')})"} | session.usage.metadata(llm_settings)
+        else:
+            extracted_entities, extracted_relationships = extract_offline(units)
+            method = {"method": "offline (rule-based English, jieba Chinese); no LLM calls", "llm_calls": 0}
+        # A source with a failed text unit is not complete: it keeps no `sources` row, so the
+        # next pass retries it (only the failed calls: the others are cached).
+        failed_sources = set(failures["scope"].to_list())
+        indexed = store.read(
+            "SELECT d.corpus, d.source_partition, any_value(d.source_path) AS source_path, any_value(d.source_hash) AS source_hash, "
+            "count(DISTINCT d.id) AS documents, count(t.id) AS text_units "
+            "FROM documents d LEFT JOIN text_units t ON t.document_id = d.id "
+            "WHERE d.source_partition IN (SELECT unnest(?)) GROUP BY d.corpus, d.source_partition",
+            [[key for key in context.partition_keys if key not in failed_sources]],
+        ).with_columns(pl.lit(source_settings_hash(settings, llm)).alias("settings_hash"), pl.lit(_now()).alias("indexed_at"))
+        with store.transaction() as tx:
+            tx.replace("extracted_entities", extracted_entities, context.partition_keys)
+            tx.replace("extracted_relationships", extracted_relationships, context.partition_keys)
+            tx.replace("covariates", claims, context.partition_keys)
+            tx.replace("sources", indexed.select(list(SOURCE_COLUMNS)), context.partition_keys)
+            tx.replace("llm_failures", failures, context.partition_keys)
+        return MaterializeResult(
+            metadata=method
+            | {
+                "entity_records": extracted_entities.height,
+                "relationship_records": extracted_relationships.height,
+                "claims": claims.height,
+                "text_units": units.height,
+                "failed_text_units": failures["item_id"].n_unique(),
+                "seconds": time.perf_counter() - started,
+                "preview": table_metadata("extracted_entities", extracted_entities, ["title", "type", "description"])["preview"],
+            },
+            check_results=[
+                AssetCheckResult(
+                    check_name="extraction_calls_succeeded",
+                    passed=failures.is_empty(),
+                    severity=AssetCheckSeverity.ERROR,
+                    metadata={"failed": MetadataValue.md("\n".join(f"- {f['scope']} / {f['stage']} / {f['item_id']}: {f['error']}" for f in failures.iter_rows(named=True)) or "none")},
+                )
+            ],
+        )
