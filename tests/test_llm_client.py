@@ -121,3 +121,44 @@ def test_embeddings_are_batched_cached_and_long_texts_averaged():
         again = asyncio.run(client.embed(texts))
         assert len(fake.embedding_requests()) == before
         assert (again == vectors).all()
+
+
+def test_texts_embedded_ahead_are_sent_in_batches_and_found_in_the_cache_later():
+    with FakeOpenAI(latency_seconds=0.2) as fake:
+        database = duckdb.connect(":memory:")
+        settings = LLMSettings(base_url=fake.base_url, api_key=KEY, model="fake-chat", embedding_model="fake-embed")
+        reports = [f"report {i}" for i in range(20)]
+
+        async def write_reports_and_embed_them_ahead():
+            async with LLMClient(settings, LLMCache(database)) as client:
+                client.embed_ahead(["entity a", "entity b"], flush=True)  # sent at once
+                for text in reports:  # one at a time, as reports are written
+                    client.embed_ahead([text])
+                # 16 reports make a request; the other 4 wait for the client to close.
+                for _ in range(200):
+                    if len(fake.embedding_requests()) == 2:
+                        break
+                    await asyncio.sleep(0.05)
+                await asyncio.sleep(0.1)
+                assert sorted(len(r["body"]["input"]) for r in fake.embedding_requests()) == [2, 16]
+            return client.usage.stage("embedding").calls
+
+        assert asyncio.run(write_reports_and_embed_them_ahead()) == 3
+        assert sorted(len(r["body"]["input"]) for r in fake.embedding_requests()) == [2, 4, 16]
+        # A later step (another client on the same cache) embeds the same texts without a request.
+        later = LLMClient(settings, LLMCache(database))
+        vectors = asyncio.run(later.embed(["entity a", *reports]))
+        assert vectors.shape == (21, 16) and len(fake.embedding_requests()) == 3
+        assert later.usage.stage("embedding").cache_hits == 21
+
+
+def test_nothing_is_embedded_ahead_without_an_embedding_model():
+    with FakeOpenAI() as fake:
+        settings = LLMSettings(base_url=fake.base_url, api_key=KEY, model="fake-chat")
+
+        async def run():
+            async with LLMClient(settings, LLMCache(duckdb.connect(":memory:"))) as client:
+                client.embed_ahead(["a text"], flush=True)
+
+        asyncio.run(run())
+        assert fake.embedding_requests() == []

@@ -110,19 +110,29 @@ EMBEDDING_COLUMNS = {
 }
 
 
+def text_unit_inputs(text_units: pl.DataFrame) -> pl.DataFrame:
+    return text_units.select("id", pl.lit("text_unit_text").alias("kind"), "text")
+
+
+def entity_inputs(entities: pl.DataFrame) -> pl.DataFrame:
+    return entities.select(
+        "id",
+        pl.lit("entity_description").alias("kind"),
+        pl.concat_str([pl.col("title"), pl.lit(": "), pl.col("description").fill_null("")]).alias("text"),
+    )
+
+
+def report_inputs(reports: pl.DataFrame) -> pl.DataFrame:
+    # Without the "[Data: ...]" citations: they are row numbers, not meaning.
+    return reports.select("id", pl.lit("community_full_content").alias("kind"), pl.col("full_content").str.replace_all(r" ?\[Data: [^\]]*\]", "").alias("text"))
+
+
 def embedding_inputs(text_units: pl.DataFrame, entities: pl.DataFrame, reports: pl.DataFrame) -> pl.DataFrame:
-    """(id, kind, text) of everything the index embeds: text units, "title: description"
-    of entities and the full content of community reports (citations left out)."""
-    frames = [
-        text_units.select("id", pl.lit("text_unit_text").alias("kind"), "text"),
-        entities.select(
-            "id",
-            pl.lit("entity_description").alias("kind"),
-            pl.concat_str([pl.col("title"), pl.lit(": "), pl.col("description").fill_null("")]).alias("text"),
-        ),
-        # Without the "[Data: ...]" citations: they are row numbers, not meaning.
-        reports.select("id", pl.lit("community_full_content").alias("kind"), pl.col("full_content").str.replace_all(r" ?\[Data: [^\]]*\]", "").alias("text")),
-    ]
+    """(id, kind, text, content_hash) of everything the index embeds: text units, "title:
+    description" of entities and the full content of community reports (citations left
+    out). The LLM stages embed the same texts ahead (``LLMClient.embed_ahead``) through
+    the functions above."""
+    frames = [text_unit_inputs(text_units), entity_inputs(entities), report_inputs(reports)]
     return pl.concat(frames).with_columns(
         pl.col("text").map_elements(content_hash, return_dtype=pl.String).alias("content_hash")
     )

@@ -21,12 +21,14 @@ import asyncio
 import functools
 import json
 from collections import Counter
+from collections.abc import Sequence
 
 import polars as pl
 
 from ..llm.client import LLMError, run_with
 from ..llm.models import CommunityReport
 from ..llm.prompts import load_prompt
+from .embedding import report_inputs
 from .claims import CLAIM_HEADER, CLAIM_SHARE, claim_line, claim_sort_key
 from .ids import content_hash
 from .reports import REPORT_COLUMNS, extractive_reports, report_id, report_row
@@ -160,11 +162,14 @@ def llm_reports(
     model: str,
     previous: pl.DataFrame | None = None,
     claims: pl.DataFrame | None = None,
+    embed_ahead: Sequence[str] = (),
 ) -> tuple[pl.DataFrame, list[dict], list[int]]:
     """(reports, failures, context token counts of the reports written) for every
     community, deepest level first; reports in ``previous`` whose input is unchanged are
     kept without a call. ``claims`` are resolved claims (``core.claims.resolve_claims``):
-    a community's context holds those about its members."""
+    a community's context holds those about its members. With an embedding model, the
+    texts of ``embed_ahead`` and of each report written are embedded while the other
+    reports are being written (``LLMClient.embed_ahead``)."""
     prompt = load_prompt("community_report")
     claims_by_entity: dict[str, list[dict]] = {}
     for claim in (claims if claims is not None else pl.DataFrame()).iter_rows(named=True):
@@ -179,6 +184,7 @@ def llm_reports(
     context_tokens: list[int] = []
 
     async def run(client):
+        client.embed_ahead(list(embed_ahead), flush=True)
         tasks: dict[int, asyncio.Task] = {}
 
         async def write(community: dict) -> None:
@@ -196,6 +202,7 @@ def llm_reports(
             try:
                 report = await client.structured("report", prompt.version, [{"role": "user", "content": prompt.render(**sections)}], CommunityReport)
                 reports[community["community"]] = _row(community, report, corpus, model, input_hash)
+                client.embed_ahead(report_inputs(pl.DataFrame([reports[community["community"]]], schema=REPORT_COLUMNS))["text"].to_list())
             except LLMError as error:
                 failures.append({"item_id": str(community["community"]), "stage": "report", "error": str(error)})
                 fallback = extractive_reports(communities.filter(pl.col("community") == community["community"]), entities, relationships, corpus)

@@ -5,7 +5,8 @@ completions and embeddings through any OpenAI-compatible endpoint.
   invalid JSON is re-asked at most ``max_repairs`` times.
 - Plain-text answers streamed piece by piece as the model writes them; a failure before
   the first piece is retried like any call, the text is cached once complete.
-- At most ``concurrency`` calls in flight, rate limits that wait asynchronously, and
+- At most ``concurrency`` completions and ``embedding_concurrency`` embedding requests
+  in flight, rate limits that wait asynchronously, and
   retries with exponential backoff and jitter on 429, 5xx, timeouts and connection
   errors, honouring Retry-After; never on 400/401/403/404.
 - Every answer is cached in DuckDB (``llm_cache``) under a key of model, messages,
@@ -25,6 +26,7 @@ import datetime as dt
 import functools
 import json
 import random
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
@@ -46,6 +48,7 @@ EMBEDDING_MAX_TOKENS = 8_000  # per input text; longer texts are split and avera
 EMBEDDING_BATCH_TEXTS = 64
 EMBEDDING_BATCH_TOKENS = 32_000
 COMPLETION_ALLOWANCE = 1_000  # completion tokens assumed for a call when rate limiting by tokens
+EMBED_AHEAD_BATCH = 16  # texts per request when embedding ahead piecemeal (one report at a time)
 
 CACHE_DDL = """
 CREATE TABLE IF NOT EXISTS llm_cache (
@@ -175,6 +178,16 @@ def _json_schema(response_model: type[BaseModel]) -> dict:
 
 
 @functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """The TLS settings the HTTP client would build for itself (system trust store, or
+    SSL_CERT_FILE / SSL_CERT_DIR), built once: loading the certificates takes ~50 ms,
+    which every new client (one per step and endpoint) paid before its first request."""
+    import httpx2  # the HTTP library of the openai client
+
+    return httpx2.create_ssl_context()
+
+
+@functools.cache
 def _instructor_model(response_model: type[T]) -> type[T]:
     """The model wrapped for instructor once. Given a plain model, instructor builds a new
     wrapper class and its schema on every call: about 8 ms of the event loop each."""
@@ -210,6 +223,8 @@ class LLMClient:
         self._secrets = [s.get_secret_value() for s in (settings.api_key, settings.embedding_api_key) if s]
         self._loop = None
         self._stream_usage = True  # ask for usage in streams until the server refuses the option
+        self._ahead: list[str] = []  # texts to embed ahead, not sent yet
+        self._ahead_requests: list[asyncio.Task] = []
 
     def _bind_loop(self) -> None:
         """HTTP connections, the semaphore and the limiter belong to one event loop; a client
@@ -217,7 +232,8 @@ class LLMClient:
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
             self._loop = loop
-            self._semaphore = asyncio.Semaphore(self.settings.concurrency)
+            self._completion_slots = asyncio.Semaphore(self.settings.concurrency)
+            self._embedding_slots = asyncio.Semaphore(self.settings.embedding_concurrency)
             self._limiter = RateLimiter(self.settings.requests_per_minute, self.settings.tokens_per_minute)
             self._chat_api = None
             self._chat = None
@@ -227,8 +243,16 @@ class LLMClient:
         return self
 
     async def __aexit__(self, *exc) -> None:
-        """Close the HTTP connections on the loop that opened them (left to the garbage
-        collector, they are closed after the loop is gone, with a warning)."""
+        """Finish embedding ahead, then close the HTTP connections on the loop that opened
+        them (left to the garbage collector, they are closed after the loop is gone, with
+        a warning)."""
+        if exc[0] is None:
+            self.embed_ahead([], flush=True)
+        for request in self._ahead_requests:
+            if exc[0] is None:
+                await request
+            else:
+                request.cancel()
         for api in (getattr(self, "_chat_api", None), getattr(self, "_embeddings", None)):
             if api is not None:
                 await api.close()
@@ -247,6 +271,7 @@ class LLMClient:
             api_key=key.get_secret_value() if key else "not-needed",
             max_retries=0,  # retries are ours: backoff with jitter, Retry-After, no retry on 4xx
             timeout=self.settings.timeout_seconds,
+            http_client=openai.DefaultAsyncHttpxClient(verify=_tls_context()),
         )
 
     @property
@@ -289,17 +314,17 @@ class LLMClient:
         limit: tokenizing a long prompt takes the event loop a millisecond or two."""
         return _prompt_tokens(messages) + COMPLETION_ALLOWANCE if self.settings.tokens_per_minute else 0
 
-    async def _with_retries(self, stage: str, call, estimated_tokens: int, *, keep_slot: bool = False):
-        """``call()`` within the budget, the rate limits and a concurrency slot, retried on
-        transport errors. With ``keep_slot`` a successful call keeps its slot (a stream still
-        being read): the caller releases ``self._semaphore`` when it is done."""
+    async def _with_retries(self, stage: str, call, estimated_tokens: int, slots: asyncio.Semaphore, *, keep_slot: bool = False):
+        """``call()`` within the budget, the rate limits and one of ``slots``, retried on
+        transport errors. With ``keep_slot`` a successful call keeps its slot (a stream
+        still being read): the caller releases it when it is done."""
         stats = self.usage.stage(stage)
         for attempt in range(self.settings.max_retries + 1):
             self._check_budget()
             await self._limiter.acquire(estimated_tokens)
             try:
                 async with contextlib.AsyncExitStack() as slot:
-                    await slot.enter_async_context(self._semaphore)
+                    await slot.enter_async_context(slots)
                     result = await call()
                     if keep_slot:
                         slot.pop_all()
@@ -357,7 +382,7 @@ class LLMClient:
                 model=request.model, messages=messages, response_model=_instructor_model(response_model), max_retries=self.settings.max_repairs, temperature=0
             )
 
-        result, completion = await self._with_retries(stage, call, self._token_estimate(messages))
+        result, completion = await self._with_retries(stage, call, self._token_estimate(messages), self._completion_slots)
         usage = getattr(completion, "usage", None)
         await self._record(request, result.model_dump_json(), getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
         return result
@@ -378,7 +403,7 @@ class LLMClient:
             yield cached
             return
         stream, first = await self._with_retries(
-            stage, lambda: self._open_stream(request.model, messages), self._token_estimate(messages), keep_slot=True
+            stage, lambda: self._open_stream(request.model, messages), self._token_estimate(messages), self._completion_slots, keep_slot=True
         )
         pieces: list[str] = []
         reported = None
@@ -396,7 +421,7 @@ class LLMClient:
             self.usage.stage(stage).failures += 1
             raise LLMError(self._redact(f"{stage} stream broke off after {len(pieces)} piece(s): {_describe(error)}")) from None
         finally:
-            self._semaphore.release()
+            self._completion_slots.release()
             await stream.close()
             text = "".join(pieces)
             if reported is not None:
@@ -428,6 +453,27 @@ class LLMClient:
         return stream, first
 
     # -- embeddings -------------------------------------------------------------------
+    def embed_ahead(self, texts: list[str], flush: bool = False) -> None:
+        """Start embedding texts a later step will embed, while this step's completions
+        are in flight; the vectors land in the cache, where the ``embeddings`` asset finds
+        them, so its requests no longer wait at the end of the graph build. Texts given
+        one at a time are sent ``EMBED_AHEAD_BATCH`` per request (``flush`` sends what is
+        waiting now; closing the client sends the rest). A failed request is only
+        counted: the ``embeddings`` asset makes it again and records it if it fails
+        there too."""
+        if not self.settings.embeddings_enabled:
+            return
+        self._bind_loop()
+        self._ahead.extend(texts)
+        while len(self._ahead) >= EMBED_AHEAD_BATCH or (flush and self._ahead):
+            batch = self._ahead if flush else self._ahead[:EMBED_AHEAD_BATCH]
+            self._ahead = [] if flush else self._ahead[EMBED_AHEAD_BATCH:]
+            self._ahead_requests.append(asyncio.create_task(self._embed_quietly(batch)))
+
+    async def _embed_quietly(self, texts: list[str]) -> None:
+        with contextlib.suppress(LLMError):
+            await self.embed(texts)
+
     async def embed(self, texts: list[str]) -> np.ndarray:
         """Unit vectors for the texts; batched by count and tokens, long texts split and
         averaged, each vector cached."""
@@ -467,7 +513,7 @@ class LLMClient:
             async def call():
                 return await self.embeddings_api.embeddings.create(model=model, input=inputs)
 
-            response = await self._with_retries("embedding", call, sum(pieces[p][2] for p in batch))
+            response = await self._with_retries("embedding", call, sum(pieces[p][2] for p in batch), self._embedding_slots)
             stats.calls += 1
             stats.prompt_tokens += getattr(response.usage, "prompt_tokens", 0) or 0
             rows = []

@@ -45,7 +45,10 @@ class LLMSettings(BaseModel):
     embedding_base_url: str | None = None  # GRAPHRAG_EMBEDDING_BASE_URL (default: base_url)
     embedding_api_key: SecretStr | None = None  # GRAPHRAG_EMBEDDING_API_KEY (default: api_key)
     mode: str = "tools"  # GRAPHRAG_LLM_MODE: tools | json_schema | json
-    concurrency: int = 16  # GRAPHRAG_LLM_CONCURRENCY
+    concurrency: int = 16  # GRAPHRAG_LLM_CONCURRENCY: completions in flight
+    # Endpoints limit embedding models apart from chat models, and an embedding request is
+    # short: queued behind the completions it would wait for all of them.
+    embedding_concurrency: int = 4  # GRAPHRAG_EMBEDDING_CONCURRENCY: embedding requests in flight
     requests_per_minute: int = 0  # GRAPHRAG_LLM_RPM (0: unlimited)
     tokens_per_minute: int = 0  # GRAPHRAG_LLM_TPM (0: unlimited)
     max_retries: int = 6  # GRAPHRAG_LLM_MAX_RETRIES: transport retries (429/5xx/timeouts)
@@ -77,6 +80,7 @@ class LLMSettings(BaseModel):
             "embedding_api_key": "GRAPHRAG_EMBEDDING_API_KEY",
             "mode": "GRAPHRAG_LLM_MODE",
             "concurrency": "GRAPHRAG_LLM_CONCURRENCY",
+            "embedding_concurrency": "GRAPHRAG_EMBEDDING_CONCURRENCY",
             "requests_per_minute": "GRAPHRAG_LLM_RPM",
             "tokens_per_minute": "GRAPHRAG_LLM_TPM",
             "max_retries": "GRAPHRAG_LLM_MAX_RETRIES",

@@ -14,6 +14,7 @@ from ...llm.client import LLMClient, LLMError, run_with
 from ...llm.models import ClaimExtraction, GraphExtraction
 from ...llm.prompts import load_prompt
 from ..claims import COVARIATE_COLUMNS, claim_records
+from ..embedding import text_unit_inputs
 from .names import name_key
 from .records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS
 
@@ -110,9 +111,11 @@ def extract_with_llm(
     """Records and failures for the text units; claims too when ``claim_description`` is
     given (None: claims off, no claim call). Each unit's graph and claim calls run
     concurrently; a failed call contributes a failure row (stage "extraction" or
-    "claims"), never a silent gap."""
+    "claims"), never a silent gap. With an embedding model the units' texts are embedded
+    meanwhile (``LLMClient.embed_ahead``)."""
 
     async def run(client):
+        client.embed_ahead(text_unit_inputs(units)["text"].to_list(), flush=True)
         return await _extract_all(client, units, entity_types, gleanings, claim_description)
 
     entity_rows, relationship_rows, claim_rows, failures = [], [], [], []

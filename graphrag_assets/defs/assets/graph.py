@@ -29,7 +29,7 @@ from dagster import (
 
 from ...core.claims import resolve_claims
 from ...core.communities import detect_communities, ego_node, stabilize_numbers
-from ...core.embedding import embed_missing, embedding_inputs
+from ...core.embedding import embed_missing, embedding_inputs, entity_inputs
 from ...core.graph import build_graph, finalize, link_text_units, merge_extracted_graph
 from ...core.ids import content_hash, keep_short_ids
 from ...core.reports import extractive_reports
@@ -253,6 +253,7 @@ def community_reports(context: AssetExecutionContext, settings: IndexSettings, l
                 reports, failures, context_tokens = llm_reports(
                     session.client, found, entities, relationships, corpus, llm_settings.report_budget, llm_settings.model_for("report"),
                     previous=store.read_table("community_reports", "corpus", [corpus]), claims=claims,
+                    embed_ahead=entity_inputs(entities)["text"].to_list(),
                 )
             usage = session.usage.metadata(llm_settings) | {
                 "max_context_tokens": max(context_tokens, default=0),
