@@ -140,6 +140,14 @@ class LLMCache:
         row = self.connection.execute("SELECT value FROM llm_cache WHERE key = ? LIMIT 1", [key]).fetchone()
         return row[0] if row else None
 
+    def get_many(self, keys: list[str]) -> dict[str, str]:
+        """The cached values of those keys that are cached, in one query."""
+        known = [key for key in dict.fromkeys(keys) if key in self.keys]
+        if not known:
+            return {}
+        rows = self.connection.execute("SELECT key, any_value(value) FROM llm_cache WHERE key IN (SELECT unnest(?)) GROUP BY key", [known]).fetchall()
+        return dict(rows)
+
     async def put(self, rows: list[CacheRow]) -> None:
         fresh = list({row.key: row for row in rows if row.key not in self.keys}.values())
         if not fresh:
@@ -489,11 +497,12 @@ class LLMClient:
                 pieces.append((index, encoding.decode(chunk), len(chunk)))
         vectors: dict[int, np.ndarray] = {}
         missing = []
-        for position, (_, piece, _) in enumerate(pieces):
-            cached = self.cache.get(content_hash(f"embedding|{model}|{piece}"))
-            if cached is not None:
+        keys = [content_hash(f"embedding|{model}|{piece}") for _, piece, _ in pieces]
+        cached = self.cache.get_many(keys)
+        for position, key in enumerate(keys):
+            if key in cached:
                 stats.cache_hits += 1
-                vectors[position] = np.asarray(json.loads(cached), dtype=np.float32)
+                vectors[position] = np.asarray(json.loads(cached[key]), dtype=np.float32)
             else:
                 missing.append(position)
         batches, batch, batch_tokens = [], [], 0
