@@ -190,9 +190,12 @@ def _tls_context() -> ssl.SSLContext:
     """The TLS settings the HTTP client would build for itself (system trust store, or
     SSL_CERT_FILE / SSL_CERT_DIR), built once: loading the certificates takes ~50 ms,
     which every new client (one per step and endpoint) paid before its first request."""
-    import httpx2  # the HTTP library of the openai client
+    try:
+        import httpx2 as http  # the openai client's HTTP library since openai 3
+    except ImportError:
+        import httpx as http
 
-    return httpx2.create_ssl_context()
+    return http.create_ssl_context()
 
 
 @functools.cache
