@@ -127,6 +127,7 @@ class Fault:
     retry_after: float | None = None
     body: str | None = None  # a 200 response with this raw content instead of valid JSON
     match: str | None = None  # only for a request whose prompt contains this text
+    path: str | None = None  # only for a request to a path ending with this ("/embeddings")
 
 
 @dataclass
@@ -199,7 +200,7 @@ class FakeOpenAI:
         }
         with self._lock:
             self.requests.append(record)
-            fault = next((f for f in self.faults if f.match is None or f.match in prompt), None)
+            fault = next((f for f in self.faults if (f.match is None or f.match in prompt) and (f.path is None or path.endswith(f.path))), None)
             if fault is not None:
                 self.faults.remove(fault)
         if fault is not None and fault.body is None:

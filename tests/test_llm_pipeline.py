@@ -107,3 +107,25 @@ def test_failed_calls_are_recorded_checked_and_retried_alone(fake_llm, input_dir
     assert after["extract_graph"] - before["extract_graph"] == 1  # only the failed unit
     assert _sql(settings, "SELECT count(*) FROM llm_failures") == [(0,)]
     assert _sql(settings, "SELECT decided_by FROM entity_merges") == [("fake-chat",)]
+
+
+def test_an_embedding_outage_fails_only_the_embeddings_and_a_rerun_completes_without_completions(fake_llm, input_dir, index, monkeypatch):
+    monkeypatch.setenv("GRAPHRAG_LLM_MAX_RETRIES", "1")
+    # The embedding endpoint is down for the whole first pass: the embeddings requested
+    # ahead during extraction and reports fail, and so does the embeddings step.
+    fake_llm.faults.extend(Fault(503, path="/embeddings") for _ in range(1000))
+    settings, first = index(input_dir)
+    assert len(first.failed_runs) == 1 and len(first.graph_runs) == 0  # the graph run failed at embeddings
+    assert len(first.source_runs) >= 1
+    # Extraction and reports went through regardless; nothing of theirs is lost.
+    assert _sql(settings, "SELECT count(*) FROM llm_failures") == [(0,)]
+    assert _sql(settings, "SELECT count(*) FROM community_reports")[0][0] == _sql(settings, "SELECT count(*) FROM communities")[0][0] > 0
+    assert _sql(settings, "SELECT count(*) FROM embeddings") == [(0,)]
+
+    fake_llm.faults.clear()  # the endpoint is back
+    completions = len(fake_llm.completions())
+    _, second = index(input_dir)
+    assert second.graph_runs and not second.failed_runs
+    assert len(fake_llm.completions()) == completions  # every completion came from the cache
+    kinds = {kind for (kind,) in _sql(settings, "SELECT DISTINCT kind FROM embeddings")}
+    assert kinds == {"text_unit_text", "entity_description", "community_full_content"}
