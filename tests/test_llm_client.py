@@ -27,20 +27,31 @@ def _client(fake, **overrides):
     return LLMClient(settings, LLMCache(duckdb.connect(":memory:")))
 
 
+def _run(client, work):
+    """``work(client)`` on a new event loop, the client's connections closed on it (as
+    the product's ``run_with`` does)."""
+
+    async def main():
+        async with client:
+            return await work(client)
+
+    return asyncio.run(main())
+
+
 @pytest.mark.parametrize("mode", ["tools", "json_schema", "json"])
 def test_structured_extraction_in_every_mode_and_cached(mode):
     with FakeOpenAI() as fake:
         client = _client(fake, mode=mode)
-        first = asyncio.run(client.structured("extraction", "v1", EXTRACT, GraphExtraction))
+        first = _run(client, lambda c: c.structured("extraction", "v1", EXTRACT, GraphExtraction))
         assert [e.name for e in first.entities] == ["Mara Ellison", "Victor Ashdown", "Gullwing Pier"]
         assert first.relationships[0].strength == 5
         body = fake.completions()[0]["body"]
         assert ("tools" in body) == (mode == "tools")
-        again = asyncio.run(client.structured("extraction", "v1", EXTRACT, GraphExtraction))
+        again = _run(client, lambda c: c.structured("extraction", "v1", EXTRACT, GraphExtraction))
         assert again.model_dump() == first.model_dump() and len(fake.completions()) == 1
         assert client.usage.stage("extraction").cache_hits == 1
         # A new prompt version is a new question.
-        asyncio.run(client.structured("extraction", "v2", EXTRACT, GraphExtraction))
+        _run(client, lambda c: c.structured("extraction", "v2", EXTRACT, GraphExtraction))
         assert len(fake.completions()) == 2
 
 
@@ -49,7 +60,7 @@ def test_retries_429_honouring_retry_after_then_500_then_repairs_malformed_json(
         fake.faults.extend([Fault(429, retry_after=0.5), Fault(503), Fault(body="{this is not json")])
         client = _client(fake)
         started = time.perf_counter()
-        result = asyncio.run(client.structured("extraction", "v1", EXTRACT, GraphExtraction))
+        result = _run(client, lambda c: c.structured("extraction", "v1", EXTRACT, GraphExtraction))
         assert time.perf_counter() - started >= 0.5  # waited as told
         assert result.entities
         stats = client.usage.stage("extraction")
@@ -63,7 +74,7 @@ def test_no_retry_on_client_errors_and_the_key_never_shows(status):
         fake.faults.append(Fault(status))
         client = _client(fake)
         with pytest.raises(LLMError) as error:
-            asyncio.run(client.structured("extraction", "v1", EXTRACT, GraphExtraction))
+            _run(client, lambda c: c.structured("extraction", "v1", EXTRACT, GraphExtraction))
         assert len(fake.completions()) == 1
         assert f"HTTP {status}" in str(error.value)
         assert KEY not in str(error.value) and KEY not in repr(client.settings)
@@ -75,7 +86,7 @@ def test_gives_up_after_max_retries():
         fake.faults.extend([Fault(500)] * 3)
         client = _client(fake, max_retries=2)
         with pytest.raises(LLMError, match="after 3 attempt"):
-            asyncio.run(client.structured("extraction", "v1", EXTRACT, GraphExtraction))
+            _run(client, lambda c: c.structured("extraction", "v1", EXTRACT, GraphExtraction))
 
 
 def test_concurrency_limit_and_async_rate_limit():
@@ -87,7 +98,7 @@ def test_concurrency_limit_and_async_rate_limit():
             return await asyncio.gather(*(client.structured("query", "v1", m, Answer) for m in messages))
 
         started = time.perf_counter()
-        asyncio.run(run())
+        _run(client, lambda c: run())
         elapsed = time.perf_counter() - started
         assert 0.55 <= elapsed < 2.0  # 12 calls, 4 at a time, 0.2 s each: about 0.6 s
     with FakeOpenAI() as fake:
@@ -97,28 +108,28 @@ def test_concurrency_limit_and_async_rate_limit():
             return await asyncio.gather(*(client.structured("query", "v1", [{"role": "user", "content": f"q{i}"}], Answer) for i in range(122)))
 
         started = time.perf_counter()
-        asyncio.run(burst())
+        _run(client, lambda c: burst())
         assert time.perf_counter() - started >= 0.9  # the last 2 waited for refill
 
 
 def test_token_budget_stops_cleanly():
     with FakeOpenAI() as fake:
         client = _client(fake, token_budget=10)
-        asyncio.run(client.structured("extraction", "v1", EXTRACT, GraphExtraction))
+        _run(client, lambda c: c.structured("extraction", "v1", EXTRACT, GraphExtraction))
         with pytest.raises(BudgetExhausted, match="GRAPHRAG_LLM_TOKEN_BUDGET"):
-            asyncio.run(client.structured("extraction", "v2", EXTRACT, GraphExtraction))
+            _run(client, lambda c: c.structured("extraction", "v2", EXTRACT, GraphExtraction))
 
 
 def test_embeddings_are_batched_cached_and_long_texts_averaged():
     with FakeOpenAI() as fake:
         client = _client(fake)
         texts = [f"text number {i}" for i in range(100)] + ["word " * 20_000]
-        vectors = asyncio.run(client.embed(texts))
+        vectors = _run(client, lambda c: c.embed(texts))
         assert vectors.shape == (101, 16)
         requests = fake.embedding_requests()
         assert len(requests) >= 2 and all(len(r["body"]["input"]) <= 64 for r in requests)
         before = len(requests)
-        again = asyncio.run(client.embed(texts))
+        again = _run(client, lambda c: c.embed(texts))
         assert len(fake.embedding_requests()) == before
         assert (again == vectors).all()
 
@@ -147,7 +158,7 @@ def test_texts_embedded_ahead_are_sent_in_batches_and_found_in_the_cache_later()
         assert sorted(len(r["body"]["input"]) for r in fake.embedding_requests()) == [2, 4, 16]
         # A later step (another client on the same cache) embeds the same texts without a request.
         later = LLMClient(settings, LLMCache(database))
-        vectors = asyncio.run(later.embed(["entity a", *reports]))
+        vectors = _run(later, lambda c: c.embed(["entity a", *reports]))
         assert vectors.shape == (21, 16) and len(fake.embedding_requests()) == 3
         assert later.usage.stage("embedding").cache_hits == 21
 
