@@ -238,8 +238,9 @@ class LLMClient:
         self._ahead_requests: list[asyncio.Task] = []
 
     def _bind_loop(self) -> None:
-        """HTTP connections, the semaphore and the limiter belong to one event loop; a client
-        used from a new loop (another ``asyncio.run``) gets fresh ones."""
+        """HTTP connections, concurrency slots, the limiter and embed-ahead requests belong
+        to one event loop; a client used from a new loop (another ``asyncio.run``) gets
+        fresh ones."""
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
             self._loop = loop
@@ -249,6 +250,7 @@ class LLMClient:
             self._chat_api = None
             self._chat = None
             self._embeddings = None
+            self._ahead, self._ahead_requests = [], []
 
     async def __aenter__(self) -> "LLMClient":
         return self
@@ -259,7 +261,8 @@ class LLMClient:
         a warning)."""
         if exc[0] is None:
             self.embed_ahead([], flush=True)
-        for request in self._ahead_requests:
+        requests, self._ahead_requests = self._ahead_requests, []
+        for request in requests:
             if exc[0] is None:
                 await request
             else:
