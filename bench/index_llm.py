@@ -9,13 +9,14 @@ calls were in flight) and peak memory; then re-runs with nothing changed (zero c
 expected). The span is compared with two bounds no scheduler can beat:
 
 - the ideal: sum of call latencies / concurrency;
-- the dependency bound: the stages are barriers set by the data (summaries need every
-  extraction, clustering needs the merged graph, reports need the communities), so the
-  span is at least the sum over stages of max(stage latencies / concurrency, the stage's
-  longest chain of dependent calls: a text unit's extraction then its gleaning, or a
-  report then the embedding of its text). Embedding requests are counted with the
-  reports: those of text units and entities can overlap any stage, but a report's
-  embedding can only follow the report.
+- the dependency bound: the stages are barriers set by the data (merge decisions and
+  summaries need every extraction, clustering needs the merged graph, reports need the
+  communities), so the span is at least the sum over stages of max(stage latencies /
+  concurrency, the stage's longest chain of dependent calls: a text unit's extraction
+  then its gleaning, or a report then the embedding of its text). Merge decisions and
+  summaries are one stage: most summaries do not wait for the decisions. Embedding
+  requests are counted with the reports: those of text units and entities can overlap
+  any stage, but a report's embedding can only follow the report.
 """
 
 from __future__ import annotations
@@ -38,8 +39,7 @@ SHARED = REPO.parent / "shared" / "corpus"
 # Stages in data-dependency order; calls of one stage can overlap, stages cannot.
 STAGES = {
     "extraction": ("extract_graph", "glean", "extract_claims"),
-    "merge confirmation": ("confirm_merges",),
-    "summaries": ("summarize_descriptions",),
+    "merge decisions and summaries": ("confirm_merges", "summarize_descriptions"),
     "reports": ("community_report", None),  # None: embedding requests
 }
 

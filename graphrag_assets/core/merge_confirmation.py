@@ -91,21 +91,26 @@ def confirm_merges(make_client, pairs: pl.DataFrame, records: pl.DataFrame) -> t
     (pairs that kept the rule's decision because no verdict came back)."""
     if pairs.is_empty():
         return rule_decisions(pairs), []
+    return run_with(make_client, lambda client: decide(client, pairs, records))
+
+
+async def decide(client, pairs: pl.DataFrame, records: pl.DataFrame) -> tuple[pl.DataFrame, list[dict]]:
+    """``confirm_merges`` on a running client, for callers with other calls in flight."""
+    if pairs.is_empty():
+        return rule_decisions(pairs), []
     profiles = name_profiles(records)
     prompt = load_prompt("confirm_merges")
     batches = pair_batches(pairs)
 
-    async def run(client):
-        async def one(batch):
-            message = prompt.render(pairs=_listing(batch, profiles))
-            try:
-                return await client.structured(STAGE, prompt.version, [{"role": "user", "content": message}], MergeVerdicts), None
-            except LLMError as error:
-                return None, str(error)
+    async def one(batch):
+        message = prompt.render(pairs=_listing(batch, profiles))
+        try:
+            return await client.structured(STAGE, prompt.version, [{"role": "user", "content": message}], MergeVerdicts), None
+        except LLMError as error:
+            return None, str(error)
 
-        return client.settings.model_for(STAGE), await asyncio.gather(*(one(batch) for batch in batches))
-
-    model, answers = run_with(make_client, run)
+    model = client.settings.model_for(STAGE)
+    answers = await asyncio.gather(*(one(batch) for batch in batches))
     decisions, failures = [], []
     for batch, (answer, error) in zip(batches, answers):
         verdicts: dict[int, MergeVerdict] = {}

@@ -9,7 +9,6 @@ transaction each.
 
 import datetime as dt
 import time
-from contextlib import nullcontext
 
 import polars as pl
 from dagster import (
@@ -30,13 +29,12 @@ from dagster import (
 from ...core.claims import resolve_claims
 from ...core.communities import detect_communities, ego_node, stabilize_numbers
 from ...core.embedding import embed_missing, embedding_inputs, entity_inputs
-from ...core.graph import build_graph, finalize, link_text_units, merge_extracted_graph
+from ...core.graph import build_graph, link_text_units
 from ...core.ids import content_hash, keep_short_ids
 from ...core.reports import extractive_reports
 from ...core.reports_llm import llm_reports
-from ...core.merge_confirmation import confirm_merges
+from ...core.llm_graph import build_llm_graph
 from ...core.resolution import apply_resolution, candidate_pairs, resolve, rule_decisions
-from ...core.summaries import summarize_graph
 from ...fingerprints import graph_settings_hash
 from ...llm.prompts import prompts_version
 from ...llm.resources import EmbeddingResource, LLMResource, OpenAIEmbedder
@@ -119,22 +117,17 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
         llm_settings = llm.get_settings()
         failures: list[dict] = []
         usage: dict = {"llm_calls": 0}
-        with (llm.session(store) if llm_settings.enabled else nullcontext()) as session:
-            pairs = candidate_pairs(extracted_entities, settings.resolution())
-            if session and llm_settings.confirm_merges:
-                decisions, failures = confirm_merges(session.client, pairs, extracted_entities)
-            else:
-                decisions = rule_decisions(pairs)
-            mapping, merges = resolve(extracted_entities, corpus, decisions=decisions)
+        pairs = candidate_pairs(extracted_entities, settings.resolution())
+        if llm_settings.enabled:
+            with llm.session(store) as session:
+                entities, relationships, merges, failures = build_llm_graph(
+                    session.client, extracted_entities, extracted_relationships, units, corpus, pairs, llm_settings.confirm_merges
+                )
+            usage = session.usage.metadata(llm_settings)
+        else:
+            mapping, merges = resolve(extracted_entities, corpus, decisions=rule_decisions(pairs))
             extracted_entities, extracted_relationships = apply_resolution(extracted_entities, extracted_relationships, mapping)
-            if session:
-                entities, relationships = merge_extracted_graph(extracted_entities, extracted_relationships, units, corpus)
-                entities, relationships, summary_failures = summarize_graph(session.client, entities, relationships)
-                failures += summary_failures
-                usage = session.usage.metadata(llm_settings)
-                entities, relationships = finalize(entities, relationships)
-            else:
-                entities, relationships = build_graph(extracted_entities, extracted_relationships, units, corpus, settings.graph())
+            entities, relationships = build_graph(extracted_entities, extracted_relationships, units, corpus, settings.graph())
         failure_rows = _failure_frame(failures, f"{corpus}#summary")
         # Rows already indexed keep their short numbers, which kept reports cite.
         entities = keep_short_ids(entities, store.short_ids("entities", [corpus]))

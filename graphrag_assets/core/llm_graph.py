@@ -1,0 +1,55 @@
+"""The corpus graph on the LLM path: merge decisions on the names resolution proposes,
+the merged entities and relationships, and their description summaries.
+
+The model's merge decisions and the summaries are both LLM calls, and most summaries do
+not depend on the decisions: an entity outside every proposed pair, or a relationship
+between two such entities, has the same name and descriptions whatever is decided. Those
+summaries are requested while the model decides; only the summaries of the names in a
+proposed pair wait for the decisions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import polars as pl
+
+from ..llm.client import run_with
+from .graph import finalize, merge_extracted_graph
+from .merge_confirmation import decide
+from .resolution import apply_resolution, resolve, rule_decisions
+from .summaries import summarize, summarize_graph, summary_jobs
+
+
+def build_llm_graph(
+    make_client,
+    records: pl.DataFrame,
+    relationship_records: pl.DataFrame,
+    text_units: pl.DataFrame,
+    corpus: str,
+    pairs: pl.DataFrame,
+    confirm_merges: bool,
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, list[dict]]:
+    """(entities, relationships, merges, failures) from extracted records and the pairs
+    resolution proposes (``core.resolution.candidate_pairs``). With ``confirm_merges``
+    the model decides on the pairs, otherwise the rule's proposals stand. Failures are
+    those of merge decisions and of summaries."""
+    decisions, failures, known = rule_decisions(pairs), [], {}
+    if confirm_merges and not pairs.is_empty():
+        in_pairs = set(pairs["name_key_a"].to_list()) | set(pairs["name_key_b"].to_list())
+        early_entities, early_relationships = merge_extracted_graph(records, relationship_records, text_units, corpus)
+        undecided = summary_jobs(
+            early_entities.filter(~pl.col("name_key").is_in(in_pairs)),
+            early_relationships.filter(~pl.col("source_key").is_in(in_pairs) & ~pl.col("target_key").is_in(in_pairs)),
+        )
+
+        async def decide_and_summarize(client):
+            return await asyncio.gather(decide(client, pairs, records), summarize(client, [key for _, key in undecided]))
+
+        (decisions, failures), known = run_with(make_client, decide_and_summarize)
+    mapping, merges = resolve(records, corpus, decisions=decisions)
+    records, relationship_records = apply_resolution(records, relationship_records, mapping)
+    entities, relationships = merge_extracted_graph(records, relationship_records, text_units, corpus)
+    entities, relationships, summary_failures = summarize_graph(make_client, entities, relationships, known=known)
+    entities, relationships = finalize(entities, relationships)
+    return entities, relationships, merges, failures + summary_failures

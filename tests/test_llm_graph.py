@@ -1,0 +1,87 @@
+"""The LLM graph build: summaries no merge decision can change are written while the model
+decides on the merges; the others wait for the decisions. Against the test server."""
+
+import duckdb
+import polars as pl
+
+from graphrag_assets.core.extraction.records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS
+from graphrag_assets.core.llm_graph import build_llm_graph
+from graphrag_assets.core.resolution import candidate_pairs
+from graphrag_assets.llm.client import LLMCache, LLMClient
+from graphrag_assets.llm.settings import LLMSettings
+
+from .fake_openai import FakeOpenAI
+
+UNITS = pl.DataFrame({"id": ["u1", "u2"], "document_id": ["d", "d"], "chunk_index": [0, 1]})
+BASE = {"corpus": "c", "source_partition": "c/ferry.txt"}
+
+
+def _entity(unit: str, title: str, kind: str, description: str, mentions: int = 1) -> dict:
+    return BASE | {"text_unit_id": unit, "name_key": title.lower(), "title": title, "type": kind, "description": description, "mentions": mentions}
+
+
+def _relationship(unit: str, source: str, target: str, description: str) -> dict:
+    return BASE | {"text_unit_id": unit, "source_key": source, "target_key": target, "description": description, "weight": 5.0}
+
+
+RECORDS = pl.DataFrame(
+    [
+        _entity("u1", "Renn", "PERSON", "Renn pilots the ferry."),
+        _entity("u2", "Tobias Renn", "PERSON", "Tobias Renn owns the ferry.", mentions=2),
+        _entity("u1", "Mara", "PERSON", "Mara rows at dawn."),
+        _entity("u2", "Mara", "PERSON", "Mara won the cup."),
+        _entity("u1", "Harbor", "GEO", "The harbor is small."),
+        _entity("u2", "Harbor", "GEO", "The harbor freezes in winter."),
+    ],
+    schema=EXTRACTED_ENTITY_COLUMNS,
+)
+RELATIONSHIPS = pl.DataFrame(
+    [
+        _relationship("u1", "harbor", "mara", "Mara trains in the harbor."),
+        _relationship("u2", "harbor", "mara", "Mara keeps her boat in the harbor."),
+        _relationship("u1", "harbor", "renn", "Renn docks in the harbor."),
+        _relationship("u2", "harbor", "tobias renn", "Tobias Renn moors the ferry in the harbor."),
+    ],
+    schema=EXTRACTED_RELATIONSHIP_COLUMNS,
+)
+
+
+def _summary_calls(fake) -> dict[str, dict]:
+    """Summary requests by the name they summarise."""
+    calls = {}
+    for request in fake.completions("summarize_descriptions"):
+        prompt = request["body"]["messages"][0]["content"]
+        name = prompt.split("describe the same ", 1)[1].split(":", 1)[1].split(". Write", 1)[0].strip()
+        calls[name] = request
+    return calls
+
+
+def test_summaries_no_decision_can_change_are_written_while_the_model_decides():
+    pairs = candidate_pairs(RECORDS)
+    assert pairs.select("name_key_a", "name_key_b").rows() == [("renn", "tobias renn")]
+    with FakeOpenAI(latency_seconds=0.3) as fake:
+        settings = LLMSettings(base_url=fake.base_url, api_key="sk-test-graph", model="fake-chat")
+        cache = LLMCache(duckdb.connect(":memory:"))
+        entities, relationships, merges, failures = build_llm_graph(
+            lambda: LLMClient(settings, cache), RECORDS, RELATIONSHIPS, UNITS, "c", pairs, confirm_merges=True
+        )
+        (decision,) = fake.completions("confirm_merges")
+        summaries = _summary_calls(fake)
+
+    assert not failures
+    assert merges.select("name_key", "merged_into_key", "rejected").rows() == [("renn", "tobias renn", False)]
+    # Each summary was asked once: the early ones were not asked again after the decision.
+    assert sorted(summaries) == ["Harbor", "Harbor -> Mara", "Harbor -> Tobias Renn", "Mara", "Tobias Renn"]
+    assert len(fake.completions("summarize_descriptions")) == 5
+    # Names outside the proposed pair did not wait for the decision; merged ones did.
+    for name in ["Harbor", "Mara", "Harbor -> Mara"]:
+        assert summaries[name]["started"] < decision["finished"], name
+    for name in ["Tobias Renn", "Harbor -> Tobias Renn"]:
+        assert summaries[name]["started"] >= decision["finished"], name
+    # The summaries are in the graph, the merged ferry owner among them.
+    described = dict(entities.select("title", "description").rows())
+    assert described["Tobias Renn"] == "Renn pilots the ferry. Tobias Renn owns the ferry."
+    assert described["Mara"] == "Mara rows at dawn. Mara won the cup."
+    assert dict(relationships.select(pl.concat_str("source", pl.lit(" -> "), "target"), "description").rows())["Harbor -> Mara"] == (
+        "Mara keeps her boat in the harbor. Mara trains in the harbor."
+    )
