@@ -63,7 +63,7 @@ def test_summaries_no_decision_can_change_are_written_while_the_model_decides():
         settings = LLMSettings(base_url=fake.base_url, api_key="sk-test-graph", model="fake-chat")
         cache = LLMCache(duckdb.connect(":memory:"))
         entities, relationships, merges, failures = build_llm_graph(
-            lambda: LLMClient(settings, cache), RECORDS, RELATIONSHIPS, UNITS, "c", pairs, confirm_merges=True
+            lambda: LLMClient(settings, cache), RECORDS, RELATIONSHIPS, UNITS, "c", pairs, confirm=True
         )
         (decision,) = fake.completions("confirm_merges")
         summaries = _summary_calls(fake)

@@ -3,7 +3,7 @@ import polars as pl
 
 from graphrag_assets.core.merge_confirmation import MAX_PAIRS_PER_CALL, STAGE, confirm_merges, pair_batches
 from graphrag_assets.core.resolution import DECISION_COLUMNS, FALLBACK, PAIR_COLUMNS, apply_resolution, candidate_pairs, resolve
-from graphrag_assets.llm.client import LLMCache, LLMClient
+from graphrag_assets.llm.client import LLMCache, LLMClient, run_with
 from graphrag_assets.llm.settings import LLMSettings
 
 from .fake_openai import FakeOpenAI, Fault
@@ -81,7 +81,7 @@ def test_the_model_confirms_one_merge_and_rejects_another_and_failures_keep_the_
 
         # The call fails: both merges stand on the rule's word, and both pairs are reported.
         fake.faults.append(Fault(500))
-        decisions, failures = confirm_merges(lambda: client, pairs, records)
+        decisions, failures = run_with(lambda: client, lambda c: confirm_merges(c, pairs, records))
         assert set(decisions["decided_by"]) == {FALLBACK} and decisions["same"].all()
         assert sorted(f["item_id"] for f in failures) == ["cratchit ~ cratchits", "renn ~ tobias renn"]
         assert all(f["stage"] == STAGE and "HTTP 500" in f["error"] for f in failures)
@@ -89,7 +89,7 @@ def test_the_model_confirms_one_merge_and_rejects_another_and_failures_keep_the_
         assert mapping == {"cratchits": "cratchit", "renn": "tobias renn"}
 
         # Answered: one call for both pairs, "Renn" is Tobias Renn, the Cratchits are not Cratchit.
-        decisions, failures = confirm_merges(lambda: client, pairs, records)
+        decisions, failures = run_with(lambda: client, lambda c: confirm_merges(c, pairs, records))
         mapping, merges = resolve(records, "c", decisions=decisions)
         assert not failures and len(fake.completions(STAGE)) == 2  # the failed one and this one
         assert mapping == {"renn": "tobias renn"}
@@ -103,7 +103,7 @@ def test_the_model_confirms_one_merge_and_rejects_another_and_failures_keep_the_
         assert "Renn [PERSON]: Renn is named here. / Renn pilots the ferry." in prompt
 
         # Asked again: answered from the cache.
-        again, _ = confirm_merges(lambda: client, pairs, records)
+        again, _ = run_with(lambda: client, lambda c: confirm_merges(c, pairs, records))
         assert again.equals(decisions) and len(fake.completions(STAGE)) == 2
         assert client.usage.stage(STAGE).calls == 1 and client.usage.stage(STAGE).cache_hits == 1
 

@@ -16,7 +16,7 @@ import polars as pl
 
 from ..llm.client import run_with
 from .graph import finalize, merge_extracted_graph
-from .merge_confirmation import decide
+from .merge_confirmation import confirm_merges
 from .resolution import apply_resolution, resolve, rule_decisions
 from .summaries import summarize, summarize_graph, summary_jobs
 
@@ -28,14 +28,14 @@ def build_llm_graph(
     text_units: pl.DataFrame,
     corpus: str,
     pairs: pl.DataFrame,
-    confirm_merges: bool,
+    confirm: bool,
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, list[dict]]:
     """(entities, relationships, merges, failures) from extracted records and the pairs
-    resolution proposes (``core.resolution.candidate_pairs``). With ``confirm_merges``
+    resolution proposes (``core.resolution.candidate_pairs``). With ``confirm``
     the model decides on the pairs, otherwise the rule's proposals stand. Failures are
     those of merge decisions and of summaries."""
     decisions, failures, known = rule_decisions(pairs), [], {}
-    if confirm_merges and not pairs.is_empty():
+    if confirm and not pairs.is_empty():
         in_pairs = set(pairs["name_key_a"].to_list()) | set(pairs["name_key_b"].to_list())
         early_entities, early_relationships = merge_extracted_graph(records, relationship_records, text_units, corpus)
         undecided = summary_jobs(
@@ -44,7 +44,7 @@ def build_llm_graph(
         )
 
         async def decide_and_summarize(client):
-            return await asyncio.gather(decide(client, pairs, records), summarize(client, [key for _, key in undecided]))
+            return await asyncio.gather(confirm_merges(client, pairs, records), summarize(client, [key for _, key in undecided]))
 
         (decisions, failures), known = run_with(make_client, decide_and_summarize)
     mapping, merges = resolve(records, corpus, decisions=decisions)

@@ -23,7 +23,7 @@ from collections import defaultdict
 
 import polars as pl
 
-from ..llm.client import LLMError, run_with
+from ..llm.client import LLMError
 from ..llm.models import MergeVerdict, MergeVerdicts
 from ..llm.prompts import load_prompt
 from .ids import content_hash
@@ -86,16 +86,10 @@ def _listing(batch: list[dict], profiles: dict[str, dict]) -> str:
     return "\n\n".join(blocks)
 
 
-def confirm_merges(make_client, pairs: pl.DataFrame, records: pl.DataFrame) -> tuple[pl.DataFrame, list[dict]]:
+async def confirm_merges(client, pairs: pl.DataFrame, records: pl.DataFrame) -> tuple[pl.DataFrame, list[dict]]:
     """The model's decisions (DECISION_COLUMNS) on the proposed pairs, and the failures
-    (pairs that kept the rule's decision because no verdict came back)."""
-    if pairs.is_empty():
-        return rule_decisions(pairs), []
-    return run_with(make_client, lambda client: decide(client, pairs, records))
-
-
-async def decide(client, pairs: pl.DataFrame, records: pl.DataFrame) -> tuple[pl.DataFrame, list[dict]]:
-    """``confirm_merges`` on a running client, for callers with other calls in flight."""
+    (pairs that kept the rule's decision because no verdict came back). Runs on the
+    caller's client, alongside its other calls."""
     if pairs.is_empty():
         return rule_decisions(pairs), []
     profiles = name_profiles(records)

@@ -135,10 +135,7 @@ class LLMCache:
         self._writer = connection.cursor()  # used on the writer thread only
 
     def get(self, key: str) -> str | None:
-        if key not in self.keys:
-            return None
-        row = self.connection.execute("SELECT value FROM llm_cache WHERE key = ? LIMIT 1", [key]).fetchone()
-        return row[0] if row else None
+        return self.get_many([key]).get(key)
 
     def get_many(self, keys: list[str]) -> dict[str, str]:
         """The cached values of those keys that are cached, in one query."""
@@ -534,7 +531,7 @@ class LLMClient:
             rows = []
             for position, item in zip(batch, sorted(response.data, key=lambda d: d.index)):
                 vectors[position] = np.asarray(item.embedding, dtype=np.float32)
-                rows.append(CacheRow(content_hash(f"embedding|{model}|{pieces[position][1]}"), "embedding", model, json.dumps(item.embedding), 0, 0))
+                rows.append(CacheRow(keys[position], "embedding", model, json.dumps(item.embedding), 0, 0))
             await self.cache.put(rows)
 
         await asyncio.gather(*(run(b) for b in batches))
