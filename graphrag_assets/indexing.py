@@ -14,7 +14,6 @@ from pathlib import Path
 import polars as pl
 from dagster import DagsterInstance, Definitions
 
-from .core.ids import content_hash
 from .core.inputs import corpus_of_partition, discover_sources
 from .core.source_diff import SourcePlan, plan_sources
 from .defs.partitions import corpus_partitions, source_partitions
@@ -62,14 +61,6 @@ def llm_calls_of(result) -> int:
     return sum(calls.values())
 
 
-def corpus_sources_hash(store: IndexStore, corpus: str) -> str:
-    """Fingerprint of the indexed sources of a corpus: what its graph was built from."""
-    frame = store.read(
-        "SELECT source_partition, source_hash, settings_hash FROM sources WHERE corpus = ? ORDER BY source_partition", [corpus]
-    )
-    return content_hash(frame.write_csv())
-
-
 def contiguous_ranges(ordered_keys: list[str], wanted: set[str]) -> list[tuple[str, str]]:
     """Runs of consecutive wanted keys in partition order: one Dagster run per range."""
     ranges, start, previous = [], None, None
@@ -86,11 +77,20 @@ def contiguous_ranges(ordered_keys: list[str], wanted: set[str]) -> list[tuple[s
 
 
 def corpora_needing_build(store: IndexStore, settings: IndexSettings, corpora: set[str]) -> set[str]:
+    """Corpora whose graph is missing, was built from other sources or settings, or has
+    sources left to extract (new, changed, or with a failed text unit)."""
     builds = {row["corpus"]: row for row in store.read("SELECT * FROM corpus_builds").iter_rows(named=True)}
+    graph_hash = graph_settings_hash(settings, LLMResource(), EmbeddingResource())
+    extraction_hash = source_settings_hash(settings, LLMResource())
     stale = set()
     for corpus in corpora:
         build = builds.get(corpus)
-        if build is None or build["settings_hash"] != graph_settings_hash(settings, LLMResource(), EmbeddingResource()) or build["sources_hash"] != corpus_sources_hash(store, corpus):
+        if (
+            build is None
+            or build["settings_hash"] != graph_hash
+            or build["sources_hash"] != store.sources_fingerprint(corpus)
+            or not store.sources_not_extracted(corpus, extraction_hash).is_empty()
+        ):
             stale.add(corpus)
     return stale
 

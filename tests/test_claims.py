@@ -139,7 +139,7 @@ def test_a_failed_claim_call_is_recorded_checked_and_retried_alone(fake_llm, inp
     unit, scope = failures["item_id"][0], failures["scope"][0]
     # The unit's graph records are there, its claims are not, its source is not complete.
     assert _frame(settings, f"SELECT count(*) AS n FROM extracted_entities WHERE text_unit_id = '{unit}'")["n"][0] > 0
-    assert _frame(settings, f"SELECT count(*) AS n FROM sources WHERE source_partition = '{scope}'")["n"][0] == 0
+    assert _frame(settings, f"SELECT count(*) AS n FROM sources WHERE source_partition = '{scope}' AND settings_hash IS NOT NULL")["n"][0] == 0
     key = AssetCheckKey(AssetKey("extractions"), "extraction_calls_succeeded")
     assert instance.event_log_storage.get_latest_asset_check_execution_by_key([key])[key].status == AssetCheckExecutionRecordStatus.FAILED
 
@@ -150,7 +150,7 @@ def test_a_failed_claim_call_is_recorded_checked_and_retried_alone(fake_llm, inp
     # Only the failed call is made again (then the reports its new claims enter are rewritten).
     assert (new["extract_claims"], new["extract_graph"], new["glean"]) == (1, 0, 0)
     assert _frame(settings, "SELECT count(*) AS n FROM llm_failures")["n"][0] == 0
-    assert _frame(settings, f"SELECT count(*) AS n FROM sources WHERE source_partition = '{scope}'")["n"][0] == 1
+    assert _frame(settings, f"SELECT count(*) AS n FROM sources WHERE source_partition = '{scope}' AND settings_hash IS NOT NULL")["n"][0] == 1
 
 
 def _claims_frame() -> pl.DataFrame:

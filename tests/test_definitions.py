@@ -22,8 +22,9 @@ def test_all_six_index_artifacts_are_partitioned_assets():
     for name in ARTIFACTS + ["documents", "extractions"]:
         partitions = graph.get(AssetKey(name)).partitions_def
         assert isinstance(partitions, DynamicPartitionsDefinition), name
-    assert {graph.get(AssetKey(n)).partitions_def.name for n in ["documents", "text_units", "extractions"]} == {"sources"}
-    assert {graph.get(AssetKey(n)).partitions_def.name for n in ARTIFACTS[1:]} == {"corpora"}
+    assert {graph.get(AssetKey(n)).partitions_def.name for n in ["documents", "text_units"]} == {"sources"}
+    # Extraction is the first step of a corpus's graph build: one step for all its new text units.
+    assert {graph.get(AssetKey(n)).partitions_def.name for n in ARTIFACTS[1:] + ["extractions"]} == {"corpora"}
 
 
 def test_lineage_edges():
@@ -42,8 +43,8 @@ def test_lineage_edges():
         "published_index": {"embeddings", "community_reports", "communities", "entities", "relationships"},
     }
     # A corpus depends on every source partition; its rows are scoped by the corpus column.
-    mapping = graph.get_partition_mapping(AssetKey("entities"), AssetKey("extractions"))
-    assert isinstance(mapping, AllPartitionMapping)
+    for child, parent in [("extractions", "text_units"), ("entities", "text_units")]:
+        assert isinstance(graph.get_partition_mapping(AssetKey(child), AssetKey(parent)), AllPartitionMapping)
 
 
 def test_every_asset_is_in_the_duckdb_pool_and_has_a_code_version_and_checks():
@@ -62,7 +63,7 @@ def test_every_asset_is_in_the_duckdb_pool_and_has_a_code_version_and_checks():
 
 def test_single_run_backfills_for_source_assets():
     graph = _graph()
-    for name in ["documents", "text_units", "extractions"]:
+    for name in ["documents", "text_units"]:
         policy = graph.get(AssetKey(name)).backfill_policy
         assert policy is not None and policy.max_partitions_per_run is None, name
 

@@ -86,8 +86,8 @@ def test_failed_calls_are_recorded_checked_and_retried_alone(fake_llm, input_dir
     failures = _sql(settings, "SELECT scope, stage, error FROM llm_failures WHERE stage <> 'confirm_merges'")
     assert len(failures) == 1 and failures[0][1] == "extraction" and "HTTP 500" in failures[0][2]
     failed_source = failures[0][0]
-    # The source with the failed text unit is not marked indexed, and the check says so.
-    assert _sql(settings, f"SELECT count(*) FROM sources WHERE source_partition = '{failed_source}'")[0][0] == 0
+    # The source with the failed text unit is chunked but not marked extracted, and the check says so.
+    assert _sql(settings, f"SELECT settings_hash FROM sources WHERE source_partition = '{failed_source}'") == [(None,)]
     from dagster import AssetCheckKey, AssetKey
     from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 

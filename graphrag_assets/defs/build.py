@@ -5,14 +5,14 @@ from dagster import Definitions, load_assets_from_modules
 
 from ..llm.resources import EmbeddingResource, LLMResource
 from ..settings import IndexSettings
-from .assets import graph, sources
+from .assets import extraction, graph, sources
 from .jobs import build_graph_job, index_sources_job
 from .sensors import consistency_schedule, source_files_sensor
 
 
 def build_definitions(settings: IndexSettings) -> Definitions:
     return Definitions(
-        assets=load_assets_from_modules([sources, graph]),
+        assets=load_assets_from_modules([sources, extraction, graph]),
         jobs=[index_sources_job, build_graph_job],
         sensors=[source_files_sensor],
         schedules=[consistency_schedule],

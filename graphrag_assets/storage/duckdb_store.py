@@ -21,6 +21,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from ..core.ids import content_hash
 from .connection import connect
 from .schema import TABLES, conform, create_statement, duckdb_type
 
@@ -132,6 +133,26 @@ class IndexStore:
             for table in TABLES.values():
                 if table.partition_column == "source_partition":
                     tx.replace(table.name, pl.DataFrame(schema=table.columns), list(keys))
+
+    def sources_fingerprint(self, corpus: str) -> str:
+        """Fingerprint of the sources of a corpus and how far each was indexed: what a graph
+        build saw (``corpus_builds.sources_hash``)."""
+        frame = self.read(
+            "SELECT source_partition, source_hash, settings_hash FROM sources WHERE corpus = ? ORDER BY source_partition", [corpus]
+        )
+        return content_hash(frame.write_csv())
+
+    def sources_not_extracted(self, corpus: str, settings_hash: str) -> pl.DataFrame:
+        """(source_partition, chunked) of every source of a corpus not extracted with these
+        settings: new or changed files, a change of extraction settings, or a text unit whose
+        extraction failed. ``chunked`` is false while the source run that reads a file has
+        not chunked it yet (or failed before): its text units are not there to extract."""
+        return self.read(
+            "SELECT DISTINCT d.source_partition, s.source_partition IS NOT NULL AS chunked FROM documents d "
+            "LEFT JOIN sources s ON s.source_partition = d.source_partition "
+            "WHERE d.corpus = ? AND s.settings_hash IS DISTINCT FROM ? ORDER BY d.source_partition",
+            [corpus, settings_hash],
+        )
 
     def short_ids(self, table_name: str, corpora: Sequence[str]) -> pl.DataFrame:
         """(id, human_readable_id) of every row of these corpora: all that numbering new

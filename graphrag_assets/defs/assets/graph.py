@@ -1,5 +1,5 @@
 """Graph-wide assets, one partition per corpus:
-entities + relationships -> communities -> community_reports -> embeddings.
+(extractions ->) entities + relationships -> communities -> community_reports -> embeddings.
 
 They read the per-source tables of their corpus from DuckDB (every source partition
 feeds the corpus, hence the AllPartitionMapping) and replace the corpus's rows in one
@@ -40,6 +40,7 @@ from ...llm.prompts import prompts_version
 from ...llm.resources import EmbeddingResource, LLMResource, OpenAIEmbedder
 from ...settings import IndexSettings
 from ...storage.schema import CORPUS_BUILD_COLUMNS, LLM_FAILURE_COLUMNS
+from ...storage.duckdb_store import IndexStore
 from ...storage.snapshot import publish_snapshot
 from ..metadata import table_metadata
 from ..partitions import DUCKDB_POOL, corpus_partitions, source_partitions
@@ -63,6 +64,17 @@ def _corpus(context: AssetExecutionContext) -> str:
     return context.partition_key
 
 
+def retract_deleted_sources(context: AssetExecutionContext, store: IndexStore, corpus: str) -> None:
+    """Sources whose partition was deleted (by the sensor or a rerun) lose their rows, before
+    anything of the corpus is built without them."""
+    registered = set(context.instance.get_dynamic_partitions(source_partitions.name))
+    indexed = store.read("SELECT DISTINCT source_partition FROM documents WHERE corpus = ?", [corpus])["source_partition"].to_list()
+    orphans = [key for key in indexed if key not in registered]
+    if orphans:
+        store.retract_sources(orphans)
+        context.log.info(f"retracted {len(orphans)} deleted source(s): {orphans[:10]}")
+
+
 def _failure_frame(failures: list[dict], scope: str) -> pl.DataFrame:
     now = dt.datetime.now(dt.timezone.utc)
     return pl.DataFrame([f | {"scope": scope, "recorded_at": now} for f in failures], schema=LLM_FAILURE_COLUMNS)
@@ -77,7 +89,7 @@ def _failure_check(name: str, failures: pl.DataFrame, asset_key: str | None = No
     specs=[
         AssetSpec(
             "entities",
-            deps=[AssetDep("extractions", partition_mapping=ALL_SOURCES), AssetDep("text_units", partition_mapping=ALL_SOURCES)],
+            deps=["extractions", AssetDep("text_units", partition_mapping=ALL_SOURCES)],
             code_version=f"entities-v3-{prompts_version('summarize_descriptions', 'confirm_merges')}",
             description="Entities merged across every source of the corpus, with frequency, degree and supporting text units.",
             kinds={"duckdb", "polars"},
@@ -85,7 +97,7 @@ def _failure_check(name: str, failures: pl.DataFrame, asset_key: str | None = No
         ),
         AssetSpec(
             "relationships",
-            deps=[AssetDep("extractions", partition_mapping=ALL_SOURCES), AssetDep("text_units", partition_mapping=ALL_SOURCES)],
+            deps=["extractions", AssetDep("text_units", partition_mapping=ALL_SOURCES)],
             code_version=f"relationships-v3-{prompts_version('summarize_descriptions', 'confirm_merges')}",
             description="Relationships: offline, co-occurrence weighted by a PMI variant and pruned; with an LLM, as extracted, strengths summed.",
             kinds={"duckdb", "polars"},
@@ -103,14 +115,7 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
     corpus = _corpus(context)
     with settings.store() as store:
         store.ensure_schema()
-        # Sources whose partition was deleted (by the sensor or a rerun) lose their rows here,
-        # before the graph is rebuilt without them.
-        registered = set(context.instance.get_dynamic_partitions(source_partitions.name))
-        indexed = store.read("SELECT DISTINCT source_partition FROM documents WHERE corpus = ?", [corpus])["source_partition"].to_list()
-        orphans = [key for key in indexed if key not in registered]
-        if orphans:
-            store.retract_sources(orphans)
-            context.log.info(f"retracted {len(orphans)} deleted source(s): {orphans[:10]}")
+        retract_deleted_sources(context, store, corpus)
         units = store.read_table("text_units", "corpus", [corpus])
         extracted_entities = store.read_table("extracted_entities", "corpus", [corpus])
         extracted_relationships = store.read_table("extracted_relationships", "corpus", [corpus])
@@ -308,11 +313,8 @@ def embeddings(context: AssetExecutionContext, settings: IndexSettings, llm: LLM
         else:
             embedder = settings.make_embedder()
             rows, embedded = embed_missing(wanted, existing, embedder, corpus)
-        sources_hash = content_hash(
-            store.read("SELECT source_partition, source_hash, settings_hash FROM sources WHERE corpus = ? ORDER BY source_partition", [corpus]).write_csv()
-        )
         build = pl.DataFrame(
-            [{"corpus": corpus, "sources_hash": sources_hash, "settings_hash": graph_settings_hash(settings, llm, embedding), "built_at": dt.datetime.now(dt.timezone.utc)}],
+            [{"corpus": corpus, "sources_hash": store.sources_fingerprint(corpus), "settings_hash": graph_settings_hash(settings, llm, embedding), "built_at": dt.datetime.now(dt.timezone.utc)}],
             schema=CORPUS_BUILD_COLUMNS,
         )
         with store.transaction() as tx:
