@@ -1,12 +1,13 @@
 """Benchmark: the LLM path against a local OpenAI-compatible endpoint with realistic
 latency (300 ms per call plus 2 ms per completion token), concurrency 16.
 
-    .venv/bin/python bench/index_llm.py                        # A Christmas Carol
-    .venv/bin/python bench/index_llm.py --podcast-files 400    # the first 400 podcast files
+    .venv/bin/python bench/index_llm.py                                  # A Christmas Carol, 5 runs
+    .venv/bin/python bench/index_llm.py --podcast-files 400 --repeat 1   # the first 400 podcast files
 
 Records calls by kind, tokens, wall time (whole command, and the span during which LLM
 calls were in flight) and peak memory; then re-runs with nothing changed (zero calls
-expected). The span is compared with two bounds no scheduler can beat:
+expected). The span varies by a few tenths of a second from run to run on a small
+corpus, so several first indexes are run and the median one is reported, with every span. The span is compared with two bounds no scheduler can beat:
 
 - the ideal: sum of call latencies / concurrency;
 - the dependency bound: the stages are barriers set by the data (merge decisions and
@@ -95,10 +96,9 @@ def _input(args, work: Path) -> tuple[Path, str, str]:
     return folder, "podcasts", f"first {len(files)} files of {SHARED / 'podcasts'}"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--podcast-files", type=int, default=0, help="index the first N podcast files instead of A Christmas Carol")
-    args = parser.parse_args()
+def index_once(args, run: int) -> dict:
+    """One first index of the corpus in a fresh work folder, then a re-run with nothing
+    changed (zero calls expected)."""
     work = Path(tempfile.mkdtemp(prefix="graphrag-llm-bench-"))
     folder, corpus, description = _input(args, work)
     with fake_endpoint(work) as (fake, env):
@@ -140,9 +140,7 @@ def main() -> None:
         "ideal_wall_s (sum / concurrency)": round(ideal, 1),
         "dependency_bound_s": round(bound, 1),
         "dependency_bound_by_stage_s": bound_by_stage,
-        "llm_span_s (first request to last response)": round(llm_span, 1),
-        "llm_span_over_ideal": round(llm_span / ideal, 2),
-        "llm_span_over_dependency_bound": round(llm_span / bound, 2),
+        "llm_span_s (first request to last response)": round(llm_span, 2),
         "stages": stages,
         "dagster_timeline": dagster_steps(Path(env["DAGSTER_HOME"]), origin + wall_minus_monotonic),
         "wall_s (whole command, incl. Python and Dagster start-up)": round(wall, 1),
@@ -151,11 +149,29 @@ def main() -> None:
         "rerun_summary": again.stdout.strip().splitlines()[-1],
         "summary": first.stdout.strip().splitlines()[-1],
     }
+    shutil.rmtree(work)
+    print(f"run {run}: LLM span {llm_span:.2f} s", file=sys.stderr)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--podcast-files", type=int, default=0, help="index the first N podcast files instead of A Christmas Carol")
+    parser.add_argument("--repeat", type=int, default=5, help="first indexes to run; the run with the median LLM span is reported in full")
+    args = parser.parse_args()
+    runs = sorted((index_once(args, n + 1) for n in range(args.repeat)), key=lambda r: r["llm_span_s (first request to last response)"])
+    spans = [r["llm_span_s (first request to last response)"] for r in runs]
+    result = runs[len(runs) // 2]
+    ideal, bound = result["ideal_wall_s (sum / concurrency)"], result["dependency_bound_s"]
+    result |= {
+        "llm_span_s of every run (sorted)": spans,
+        "llm_span_over_ideal (median run)": round(spans[len(spans) // 2] / ideal, 2),
+        "llm_span_over_dependency_bound (median run)": round(spans[len(spans) // 2] / bound, 2),
+    }
     name = f"index_llm_podcasts_{args.podcast_files}" if args.podcast_files else "index_llm_christmas_carol"
     out = REPO / "bench" / "results" / f"{name}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
-    shutil.rmtree(work)
 
 
 if __name__ == "__main__":
