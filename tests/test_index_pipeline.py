@@ -106,6 +106,31 @@ def test_edit_and_delete_touch_only_their_sources_and_match_a_full_rebuild(index
     assert_same_index(settings.database, fresh.database)
 
 
+def test_a_source_read_but_not_chunked_waits_for_its_source_run(index, input_dir, instance, tmp_path, settings_for):
+    """Extraction belongs to the corpus's graph build. A source whose run stopped after
+    reading the file (its new text units do not exist yet) is neither extracted nor marked
+    indexed by a graph build meanwhile; the next pass chunks and extracts it."""
+    settings, _ = index(input_dir)
+    key = "default/calder_shipping.txt"
+    edited = input_dir / key
+    edited.write_text(edited.read_text(encoding="utf-8") + "\nVictor Ashdown thanked Mara Ellison at Gullwing Pier.\n", encoding="utf-8")
+    defs = build_definitions(settings)
+    defs.resolve_implicit_global_asset_job_def().execute_in_process(
+        instance=instance, asset_selection=[AssetKey("documents")], partition_key=key
+    )
+    assert defs.resolve_job_def("build_graph").execute_in_process(instance=instance, partition_key="default").success
+    assert _table(settings, f"SELECT count(*) AS n FROM sources WHERE source_partition = '{key}'")["n"][0] == 0
+    extraction = instance.get_latest_materialization_event(AssetKey("extractions")).asset_materialization.metadata
+    assert extraction["sources_read_not_chunked"].value == 1 and extraction["sources_extracted"].value == 0
+
+    _, report = index(input_dir)
+    assert [s.partition_key for s in report.plan.pending] == [key] and report.graph_runs
+    assert _table(settings, f"SELECT settings_hash IS NOT NULL AS done FROM sources WHERE source_partition = '{key}'")["done"].to_list() == [True]
+    fresh = settings_for(input_dir, database=str(tmp_path / "fresh.duckdb"), vectors=str(tmp_path / "fresh_lance"))
+    run_index(fresh, instance, build_definitions(fresh), log=lambda message: None)
+    assert_same_index(settings.database, fresh.database)
+
+
 def test_bad_files_are_reported_by_name_and_nothing_indexed_is_lost(index, input_dir):
     settings, _ = index(input_dir)
     before = _table(settings, "SELECT id, title, text FROM documents WHERE source_partition = 'default/river_cleanup.txt'")

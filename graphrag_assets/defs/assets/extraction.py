@@ -104,6 +104,7 @@ def extractions(context: AssetExecutionContext, settings: IndexSettings, llm: LL
             | {
                 "sources_extracted": len(extracted),
                 "sources_with_failures": len(pending) - len(extracted),
+                "sources_read_not_chunked": len(unchunked),
                 "entity_records": extracted_entities.height,
                 "relationship_records": extracted_relationships.height,
                 "claims": claims.height,
