@@ -5,6 +5,7 @@ graph of every corpus whose sources or graph settings changed."""
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable
@@ -154,6 +155,8 @@ class Estimate:
     text_unit_tokens: int = 0
     extraction_calls: int = 0
     extraction_prompt_tokens: int = 0
+    embedding_requests: int = 0  # for the new text units; entity descriptions and reports follow
+    communities: dict[str, int] = field(default_factory=dict)  # corpus -> communities indexed now
     unreadable: list[str] = field(default_factory=list)
 
 
@@ -161,10 +164,12 @@ def estimate_pending(plan: SourcePlan, settings: IndexSettings) -> Estimate:
     """What the pending sources will cost before anything is spent: text units and the
     extraction calls and prompt tokens they need (upper bound: every gleaning pass runs;
     with claims on, one claim call per text unit more). Summary and report calls depend on
-    the graph the extraction finds."""
+    the graph the extraction finds; the communities a corpus holds now bound the report
+    calls of an update (one per community whose content changes, and per new one)."""
     from .core.chunking import chunk_documents
     from .core.inputs import InputError, read_source
     from .core.tokens import count_tokens
+    from .llm.client import EMBEDDING_BATCH_TEXTS, EMBEDDING_BATCH_TOKENS
     from .llm.prompts import load_prompt
     from .llm.settings import LLMSettings
 
@@ -182,6 +187,13 @@ def estimate_pending(plan: SourcePlan, settings: IndexSettings) -> Estimate:
         estimate.text_unit_tokens += int(units["n_tokens"].sum() or 0)
     estimate.extraction_calls = estimate.text_units * passes
     estimate.extraction_prompt_tokens = (estimate.text_unit_tokens + template * estimate.text_units) * passes
+    if llm.embeddings_enabled and estimate.text_units:
+        estimate.embedding_requests = max(
+            math.ceil(estimate.text_units / EMBEDDING_BATCH_TEXTS), math.ceil(estimate.text_unit_tokens / EMBEDDING_BATCH_TOKENS)
+        )
+    corpora = sorted({source.corpus for source in plan.pending})
+    counts = settings.store().read("SELECT corpus, count(*) AS n FROM communities WHERE corpus IN (SELECT unnest(?)) GROUP BY corpus", [corpora])
+    estimate.communities = {corpus: 0 for corpus in corpora} | dict(counts.iter_rows())
     return estimate
 
 

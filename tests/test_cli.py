@@ -9,7 +9,7 @@ import duckdb
 from dagster import AssetCheckKey, AssetKey, DagsterInstance
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
-from .conftest import OFFLINE_CHECKS, REPO, shared_path
+from .conftest import OFFLINE_CHECKS, REPO, SAMPLE_CORPUS, shared_path
 
 
 def _run(args, dagster_home, tmp_path, **env):
@@ -73,8 +73,24 @@ def test_dry_run_estimates_llm_work_and_changes_nothing(dagster_home, tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     assert "dry run: 7 new, 0 changed, 0 deleted source(s); 13 text units" in result.stdout
     assert "LLM extraction: at most 26 calls" in result.stdout  # 13 units x (1 + 1 gleaning)
+    assert "embeddings" not in result.stdout and "communities now" not in result.stdout  # no embedding model, no graph yet
     os.environ["DAGSTER_HOME"] = str(dagster_home)
     with DagsterInstance.get() as instance:
         assert instance.get_runs() == [] and instance.get_dynamic_partitions("sources") == []
     with duckdb.connect(str(tmp_path / "out" / "index.duckdb"), read_only=True) as connection:
         assert connection.execute("SELECT count(*) FROM documents").fetchone()[0] == 0
+
+
+def test_dry_run_bounds_embeddings_and_reports_by_what_the_corpus_holds(dagster_home, tmp_path):
+    folder = tmp_path / "input"
+    shutil.copytree(SAMPLE_CORPUS, folder)
+    assert _run(["--input", str(folder)], dagster_home, tmp_path).returncode == 0
+    (folder / "default" / "new_notes.txt").write_text("Mara Ellison and Tobias Renn opened the Beacon Point lab.\n", encoding="utf-8")
+    llm = {"GRAPHRAG_LLM_MODEL": "some-model", "GRAPHRAG_EMBEDDING_MODEL": "some-embedder", "GRAPHRAG_LLM_BASE_URL": "http://127.0.0.1:9/v1"}
+    result = _run(["--input", str(folder), "--dry-run"], dagster_home, tmp_path, **llm)
+    assert result.returncode == 0, result.stderr[-2000:]
+    with duckdb.connect(str(tmp_path / "out" / "index.duckdb"), read_only=True) as connection:
+        communities = connection.execute("SELECT count(*) FROM communities WHERE corpus = 'default'").fetchone()[0]
+    assert communities > 0
+    assert "embeddings: about 1 request(s) for the new text units" in result.stdout
+    assert f"corpus default holds {communities} communities now" in result.stdout
