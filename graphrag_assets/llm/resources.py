@@ -55,16 +55,20 @@ class OpenAIEmbedder:
         return vectors
 
 
-class LLMResource(ConfigurableResource):
-    """Completions (extraction, summaries, reports). Offline methods run when no model is
-    configured (GRAPHRAG_LLM_MODEL unset)."""
+class EndpointResource(ConfigurableResource):
+    """Settings read from the environment when a step runs (never stored in run config)."""
 
     def get_settings(self) -> LLMSettings:
         return LLMSettings.from_env()
 
     def session(self, store: IndexStore) -> LLMSession:
-        """The LLM for one step, caching in the step's open index store."""
+        """The endpoint for one step, caching in the step's open index store."""
         return LLMSession(self.get_settings(), store.open_connection)
+
+
+class LLMResource(EndpointResource):
+    """Completions (extraction, summaries, reports). Offline methods run when no model is
+    configured (GRAPHRAG_LLM_MODEL unset)."""
 
     def source_fingerprint(self) -> str:
         """What the per-source stages depend on: extraction method, model, prompts, types, and
@@ -88,12 +92,9 @@ class LLMResource(ConfigurableResource):
         )[:16]
 
 
-class EmbeddingResource(ConfigurableResource):
+class EmbeddingResource(EndpointResource):
     """Embeddings through the endpoint when GRAPHRAG_EMBEDDING_MODEL is set; otherwise the
     offline embedder chosen by GRAPHRAG_EMBEDDER."""
-
-    def get_settings(self) -> LLMSettings:
-        return LLMSettings.from_env()
 
     def fingerprint(self) -> str:
         settings = self.get_settings()

@@ -305,8 +305,7 @@ def embeddings(context: AssetExecutionContext, settings: IndexSettings, llm: LLM
         existing = store.read_table("embeddings", "corpus", [corpus])
         usage: dict = {"llm_calls": 0}
         if embedding.get_settings().embeddings_enabled:
-            with llm.session(store) as session:
-                session.settings = embedding.get_settings()
+            with embedding.session(store) as session:
                 embedder = OpenAIEmbedder(session)
                 rows, embedded = embed_missing(wanted, existing, embedder, corpus)
             usage = session.usage.metadata(session.settings)
