@@ -22,9 +22,10 @@ def test_all_six_index_artifacts_are_partitioned_assets():
     for name in ARTIFACTS + ["documents", "extractions"]:
         partitions = graph.get(AssetKey(name)).partitions_def
         assert isinstance(partitions, DynamicPartitionsDefinition), name
-    assert {graph.get(AssetKey(n)).partitions_def.name for n in ["documents", "text_units"]} == {"sources"}
-    # Extraction is the first step of a corpus's graph build: one step for all its new text units.
-    assert {graph.get(AssetKey(n)).partitions_def.name for n in ARTIFACTS[1:] + ["extractions"]} == {"corpora"}
+    assert graph.get(AssetKey("documents")).partitions_def.name == "sources"
+    # Chunking and extraction are the first steps of a corpus's graph build: one step each
+    # for all the sources read since the last build.
+    assert {graph.get(AssetKey(n)).partitions_def.name for n in ARTIFACTS + ["extractions"]} == {"corpora"}
 
 
 def test_lineage_edges():
@@ -43,8 +44,7 @@ def test_lineage_edges():
         "published_index": {"embeddings", "community_reports", "communities", "entities", "relationships"},
     }
     # A corpus depends on every source partition; its rows are scoped by the corpus column.
-    for child, parent in [("extractions", "text_units"), ("entities", "text_units")]:
-        assert isinstance(graph.get_partition_mapping(AssetKey(child), AssetKey(parent)), AllPartitionMapping)
+    assert isinstance(graph.get_partition_mapping(AssetKey("text_units"), AssetKey("documents")), AllPartitionMapping)
 
 
 def test_every_asset_is_in_the_duckdb_pool_and_has_a_code_version_and_checks():
@@ -61,11 +61,10 @@ def test_every_asset_is_in_the_duckdb_pool_and_has_a_code_version_and_checks():
     }
 
 
-def test_single_run_backfills_for_source_assets():
+def test_single_run_backfills_for_the_source_asset():
     graph = _graph()
-    for name in ["documents", "text_units"]:
-        policy = graph.get(AssetKey(name)).backfill_policy
-        assert policy is not None and policy.max_partitions_per_run is None, name
+    policy = graph.get(AssetKey("documents")).backfill_policy
+    assert policy is not None and policy.max_partitions_per_run is None
 
 
 def test_dagster_definitions_validate_passes(tmp_path):

@@ -18,7 +18,7 @@ from graphrag_assets.indexing import run_index
 
 from .index_equality import assert_same_index, table
 
-GRAPH_ASSETS = ["extractions", "entities", "relationships", "communities", "community_reports", "embeddings", "published_index"]
+GRAPH_ASSETS = ["text_units", "extractions", "entities", "relationships", "communities", "community_reports", "embeddings", "published_index"]
 NEW_NOTE = "Mara Ellison and Tobias Renn toured the Beacon Point lab with Clara Okafor. Tobias Renn thanked Mara Ellison.\n"
 EDIT = "\nVictor Ashdown thanked Mara Ellison and Mayor Helen Strand at Gullwing Pier.\n"
 

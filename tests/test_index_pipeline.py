@@ -106,19 +106,17 @@ def test_edit_and_delete_touch_only_their_sources_and_match_a_full_rebuild(index
     assert_same_index(settings.database, fresh.database)
 
 
-def test_a_source_read_but_not_chunked_waits_for_its_source_run(index, input_dir, instance, tmp_path, settings_for):
-    """Extraction belongs to the corpus's graph build. A source whose run stopped after
-    reading the file (its new text units do not exist yet) is neither extracted nor marked
-    indexed by a graph build meanwhile; the next pass chunks and extracts it."""
+def test_extraction_alone_leaves_a_source_read_but_not_chunked_for_the_build(index, input_dir, instance, tmp_path, settings_for):
+    """Chunking and extraction belong to the corpus's graph build. Materializing
+    `extractions` alone (as from the UI) after a file was read again neither extracts its
+    stale text units nor marks it indexed; the next pass chunks and extracts it."""
     settings, _ = index(input_dir)
     key = "default/calder_shipping.txt"
     edited = input_dir / key
     edited.write_text(edited.read_text(encoding="utf-8") + "\nVictor Ashdown thanked Mara Ellison at Gullwing Pier.\n", encoding="utf-8")
-    defs = build_definitions(settings)
-    defs.resolve_implicit_global_asset_job_def().execute_in_process(
-        instance=instance, asset_selection=[AssetKey("documents")], partition_key=key
-    )
-    assert defs.resolve_job_def("build_graph").execute_in_process(instance=instance, partition_key="default").success
+    assets = build_definitions(settings).resolve_implicit_global_asset_job_def()
+    assets.execute_in_process(instance=instance, asset_selection=[AssetKey("documents")], partition_key=key)
+    assert assets.execute_in_process(instance=instance, asset_selection=[AssetKey("extractions")], partition_key="default").success
     assert _table(settings, f"SELECT count(*) AS n FROM sources WHERE source_partition = '{key}'")["n"][0] == 0
     extraction = instance.get_latest_materialization_event(AssetKey("extractions")).asset_materialization.metadata
     assert extraction["sources_read_not_chunked"].value == 1 and extraction["sources_extracted"].value == 0

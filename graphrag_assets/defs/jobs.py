@@ -1,19 +1,19 @@
-"""Jobs: read and chunk a set of files, then build a corpus's graph (extraction first)."""
+"""Jobs: read a set of files, then build a corpus's graph (chunking and extraction first)."""
 
 from dagster import AssetSelection, define_asset_job
 
-SOURCE_ASSETS = AssetSelection.assets("documents", "text_units")
+SOURCE_ASSETS = AssetSelection.assets("documents")
 GRAPH_ASSETS = AssetSelection.assets(
-    "extractions", "entities", "relationships", "communities", "community_reports", "embeddings", "published_index"
+    "text_units", "extractions", "entities", "relationships", "communities", "community_reports", "embeddings", "published_index"
 )
 
 index_sources_job = define_asset_job(
     "index_sources",
     selection=SOURCE_ASSETS,
-    description="Read and chunk the selected source files (one run for a range of partitions).",
+    description="Read the selected source files (one run for a range of partitions).",
 )
 build_graph_job = define_asset_job(
     "build_graph",
     selection=GRAPH_ASSETS,
-    description="Extract what is new, then merge, cluster, report and embed one corpus.",
+    description="Chunk and extract what is new, then merge, cluster, report and embed one corpus.",
 )

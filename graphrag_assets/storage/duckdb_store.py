@@ -145,8 +145,8 @@ class IndexStore:
     def sources_not_extracted(self, corpus: str, settings_hash: str) -> pl.DataFrame:
         """(source_partition, chunked) of every source of a corpus not extracted with these
         settings: new or changed files, a change of extraction settings, or a text unit whose
-        extraction failed. ``chunked`` is false while the source run that reads a file has
-        not chunked it yet (or failed before): its text units are not there to extract."""
+        extraction failed. ``chunked`` is false until the corpus's ``text_units`` step has
+        chunked what was read: its text units are not there to extract yet."""
         return self.read(
             "SELECT DISTINCT d.source_partition, s.source_partition IS NOT NULL AS chunked FROM documents d "
             "LEFT JOIN sources s ON s.source_partition = d.source_partition "

@@ -1,5 +1,6 @@
 """Graph-wide assets, one partition per corpus:
-(extractions ->) entities + relationships -> communities -> community_reports -> embeddings.
+(text_units -> extractions ->) entities + relationships -> communities -> community_reports
+-> embeddings.
 
 They read the per-source tables of their corpus from DuckDB (every source partition
 feeds the corpus, hence the AllPartitionMapping) and replace the corpus's rows in one
@@ -15,7 +16,6 @@ from dagster import (
     AllPartitionMapping,
     AssetCheckResult,
     AssetCheckSpec,
-    AssetDep,
     AssetExecutionContext,
     AssetSpec,
     AutomationCondition,
@@ -89,7 +89,7 @@ def _failure_check(name: str, failures: pl.DataFrame, asset_key: str | None = No
     specs=[
         AssetSpec(
             "entities",
-            deps=["extractions", AssetDep("text_units", partition_mapping=ALL_SOURCES)],
+            deps=["extractions", "text_units"],
             code_version=f"entities-v3-{prompts_version('summarize_descriptions', 'confirm_merges')}",
             description="Entities merged across every source of the corpus, with frequency, degree and supporting text units.",
             kinds={"duckdb", "polars"},
@@ -97,7 +97,7 @@ def _failure_check(name: str, failures: pl.DataFrame, asset_key: str | None = No
         ),
         AssetSpec(
             "relationships",
-            deps=["extractions", AssetDep("text_units", partition_mapping=ALL_SOURCES)],
+            deps=["extractions", "text_units"],
             code_version=f"relationships-v3-{prompts_version('summarize_descriptions', 'confirm_merges')}",
             description="Relationships: offline, co-occurrence weighted by a PMI variant and pruned; with an LLM, as extracted, strengths summed.",
             kinds={"duckdb", "polars"},
@@ -284,7 +284,7 @@ def community_reports(context: AssetExecutionContext, settings: IndexSettings, l
 
 
 @asset(
-    deps=[AssetDep("text_units", partition_mapping=ALL_SOURCES), "entities", "community_reports"],
+    deps=["text_units", "entities", "community_reports"],
     code_version="embeddings-v1",
     description="Vectors of text units, entity descriptions ('title: description') and report full content, in DuckDB and LanceDB.",
     kinds={"duckdb", "lancedb"},

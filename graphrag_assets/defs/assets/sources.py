@@ -1,13 +1,12 @@
-"""Per-source assets: documents -> text_units.
+"""The per-source asset: documents, one partition per input file.
 
-Partitioned by input file. A single-run backfill policy makes a first index of
-thousands of files one run, not one run per file. A file that cannot be read is
-reported (log, ``source_errors`` table, failed check) and its previously indexed rows
+A single-run backfill policy makes a first index of thousands of files one run, not one
+run per file. A file that cannot be read is reported (log, ``source_errors`` table, failed check) and its previously indexed rows
 stay as they were; the other files of the run are indexed.
 
-A source's row in the ``sources`` table says how far it got: none while its file is
-being read, ``settings_hash`` NULL once chunked, the extraction settings once the
-corpus's ``extractions`` step has extracted every one of its text units.
+A source's row in the ``sources`` table says how far it got: none once its file is read
+(again), ``settings_hash`` NULL once the corpus's graph build has chunked it, the
+extraction settings once every one of its text units is extracted.
 """
 
 
@@ -26,7 +25,6 @@ from dagster import (
     asset,
 )
 
-from ...core.chunking import chunk_documents
 from ...core.ids import keep_short_ids
 from ...core.inputs import InputError, SourceFile, read_source
 from ...settings import IndexSettings
@@ -78,7 +76,7 @@ def documents(context: AssetExecutionContext, settings: IndexSettings) -> Materi
         read = keep_short_ids(read, store.short_ids("documents", read["corpus"].unique().to_list()))
         with store.transaction() as tx:
             tx.replace("documents", read, readable)
-            # Read again, so not indexed until chunked and extracted again.
+            # Read again: not indexed until the graph build chunks and extracts it again.
             tx.replace("sources", pl.DataFrame(schema=SOURCE_COLUMNS), readable)
             tx.replace("source_errors", pl.DataFrame(errors, schema=SOURCE_ERROR_COLUMNS), context.partition_keys)
         return MaterializeResult(
@@ -91,48 +89,5 @@ def documents(context: AssetExecutionContext, settings: IndexSettings) -> Materi
                     severity=AssetCheckSeverity.ERROR,
                     metadata={"unreadable": MetadataValue.md("\n".join(f"- {e['error']}" for e in errors) or "none")},
                 )
-            ],
-        )
-
-
-@asset(
-    **SOURCE_ASSET_OPTIONS,
-    deps=[documents],
-    code_version="text_units-v1",
-    description="Token chunks of every document (tiktoken cl100k_base, offline).",
-    check_specs=[AssetCheckSpec("text_units_belong_to_documents", asset="text_units", description="Every text unit's document_id is a document.")],
-)
-def text_units(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
-    started = time.perf_counter()
-    with settings.store() as store:
-        store.ensure_schema()
-        docs = store.read_table("documents", "source_partition", context.partition_keys)
-        units = chunk_documents(docs, settings.chunking()).with_columns(
-            pl.lit([], pl.List(pl.String)).alias("entity_ids"), pl.lit([], pl.List(pl.String)).alias("relationship_ids")
-        )
-        units = keep_short_ids(units, store.short_ids("text_units", units["corpus"].unique().to_list()))
-        # Sources read again lost their row (documents); the others (unreadable files keep
-        # their indexed rows, a re-run of this step alone) keep theirs.
-        still_indexed = store.read("SELECT source_partition FROM sources WHERE source_partition IN (SELECT unnest(?))", [context.partition_keys])
-        chunked = (
-            docs.filter(~pl.col("source_partition").is_in(still_indexed["source_partition"].implode()))
-            .group_by("corpus", "source_partition")
-            .agg(pl.col("source_path").first(), pl.col("source_hash").first(), pl.col("id").n_unique().alias("documents"))
-            .join(units.group_by("source_partition").agg(pl.len().alias("text_units")), on="source_partition", how="left")
-            .with_columns(pl.col("text_units").fill_null(0), pl.lit(None, pl.String).alias("settings_hash"), pl.lit(_now()).alias("indexed_at"))
-        )
-        with store.transaction() as tx:
-            tx.replace("text_units", units, context.partition_keys)
-            tx.replace("sources", chunked.select(list(SOURCE_COLUMNS)), chunked["source_partition"].to_list())
-        orphans = store.read(
-            "SELECT t.id FROM text_units t ANTI JOIN documents d ON t.document_id = d.id "
-            "WHERE t.source_partition IN (SELECT unnest(?))",
-            [context.partition_keys],
-        )
-        return MaterializeResult(
-            metadata=table_metadata("text_units", units, ["id", "n_tokens", "text"])
-            | {"documents": docs.height, "tokens": int(units["n_tokens"].sum() or 0), "seconds": time.perf_counter() - started},
-            check_results=[
-                AssetCheckResult(check_name="text_units_belong_to_documents", passed=orphans.is_empty(), metadata={"orphans": orphans.height})
             ],
         )
