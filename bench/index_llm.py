@@ -1,13 +1,14 @@
 """Benchmark: the LLM path against a local OpenAI-compatible endpoint with realistic
 latency (300 ms per call plus 2 ms per completion token), concurrency 16.
 
-    .venv/bin/python bench/index_llm.py                                  # A Christmas Carol, 5 runs
-    .venv/bin/python bench/index_llm.py --podcast-files 400 --repeat 1   # the first 400 podcast files
+    .venv/bin/python bench/index_llm.py                                 # the book, 5 runs
+    .venv/bin/python bench/index_llm.py --podcast-files 400 --repeat 1  # 400 podcast files
 
 Records calls by kind, tokens, wall time (whole command, and the span during which LLM
 calls were in flight) and peak memory; then re-runs with nothing changed (zero calls
 expected). The span varies by a few tenths of a second from run to run on a small
-corpus, so several first indexes are run and the median one is reported, with every span. The span is compared with two bounds no scheduler can beat:
+corpus, so several first indexes are run and the median one is reported, with every
+span. The span is compared with two bounds no scheduler can beat:
 
 - the ideal: sum of call latencies / concurrency;
 - the dependency bound: the stages are barriers set by the data (merge decisions and

@@ -71,13 +71,13 @@ def main(argv: list[str] | None = None) -> int:
                         f"LLM extraction: at most {estimate.extraction_calls} calls and about {estimate.extraction_prompt_tokens} prompt tokens "
                         f"with {llm.model_for('extraction')}; summaries and reports follow from the graph found"
                     )
-                    if llm.embeddings_enabled:
-                        print(f"embeddings: about {estimate.embedding_requests} request(s) for the new text units, then entity descriptions and reports as they are written")
                     for corpus, communities in estimate.communities.items():
                         if communities:
                             print(f"corpus {corpus} holds {communities} communities now: a report call for each whose content changes, and for each new one")
                 else:
                     print("no LLM configured: offline methods, no LLM calls")
+                if llm.embeddings_enabled:
+                    print(f"embeddings: about {estimate.embedding_requests} request(s) for the new text units, then entity descriptions and reports as they are written")
                 for problem in estimate.unreadable:
                     print(f"unreadable source: {problem}", file=sys.stderr)
                 return 0

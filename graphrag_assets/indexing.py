@@ -82,7 +82,6 @@ def corpora_needing_build(store: IndexStore, settings: IndexSettings, corpora: s
     sources left to extract (new, changed, or with a failed text unit)."""
     builds = {row["corpus"]: row for row in store.read("SELECT * FROM corpus_builds").iter_rows(named=True)}
     graph_hash = graph_settings_hash(settings, LLMResource(), EmbeddingResource())
-    extraction_hash = source_settings_hash(settings, LLMResource())
     stale = set()
     for corpus in corpora:
         build = builds.get(corpus)
@@ -90,7 +89,7 @@ def corpora_needing_build(store: IndexStore, settings: IndexSettings, corpora: s
             build is None
             or build["settings_hash"] != graph_hash
             or build["sources_hash"] != store.sources_fingerprint(corpus)
-            or not store.sources_not_extracted(corpus, extraction_hash).is_empty()
+            or not store.sources_not_extracted(corpus).is_empty()
         ):
             stale.add(corpus)
     return stale

@@ -1,9 +1,21 @@
-"""The source-files sensor, invoked directly with a real Dagster instance and cursor."""
+"""The source-files sensor and the consistency schedule, invoked directly with a real Dagster
+instance (and cursor)."""
 
-from dagster import AddDynamicPartitionsRequest, DeleteDynamicPartitionsRequest, SensorResult, build_sensor_context
+import datetime
 
-from graphrag_assets.defs.sensors import source_files_sensor
+import duckdb
+from dagster import (
+    AddDynamicPartitionsRequest,
+    DeleteDynamicPartitionsRequest,
+    SensorResult,
+    SkipReason,
+    build_schedule_context,
+    build_sensor_context,
+)
+
+from graphrag_assets.defs.sensors import consistency_schedule, source_files_sensor
 from graphrag_assets.indexing import RANGE_END_TAG, RANGE_START_TAG
+from graphrag_assets.storage.snapshot import publish_snapshot
 
 
 def _tick(instance, cursor):
@@ -63,3 +75,25 @@ def test_add_edit_delete_rename_burst_and_restart(instance, input_dir, monkeypat
     # Restarting with the stored cursor finds nothing to do.
     restarted = _tick(instance, burst.cursor)
     assert not restarted.run_requests
+
+
+def test_consistency_schedule_rereads_changed_and_incompletely_indexed_sources(index, input_dir, instance, monkeypatch):
+    """The daily pass compares the files with the published index: an edited file, and a
+    source left incomplete (a text unit's extraction failed: settings_hash NULL), are
+    read again; everything else is left alone."""
+    settings, _ = index(input_dir)
+    for name, value in {"GRAPHRAG_INPUT_DIR": str(input_dir), "GRAPHRAG_DB": settings.database, "GRAPHRAG_VECTORS": settings.vectors}.items():
+        monkeypatch.setenv(name, value)
+    context = build_schedule_context(instance=instance, scheduled_execution_time=datetime.datetime(2026, 11, 30, 3, 0))
+    assert isinstance(consistency_schedule(context), SkipReason)
+
+    edited = input_dir / "default" / "river_cleanup.txt"
+    edited.write_text(edited.read_text(encoding="utf-8") + "\nClara Okafor thanked the volunteers.\n", encoding="utf-8")
+    with duckdb.connect(settings.database) as connection:
+        connection.execute("UPDATE sources SET settings_hash = NULL WHERE source_partition = 'default/calder_shipping.txt'")
+    publish_snapshot(settings.database, settings.vectors, "default")
+    requests = consistency_schedule(context)
+    assert sorted((r.tags[RANGE_START_TAG], r.tags[RANGE_END_TAG]) for r in requests) == [
+        ("default/calder_shipping.txt", "default/calder_shipping.txt"),
+        ("default/river_cleanup.txt", "default/river_cleanup.txt"),
+    ]

@@ -109,8 +109,10 @@ def consistency_schedule(context: ScheduleEvaluationContext):
     registered = context.instance.get_dynamic_partitions(source_partitions.name)
     on_disk = [s for s in on_disk if s.partition_key in set(registered)]  # adding files is the sensor's job
     hashes = {s.partition_key: s.read_hash() for s in on_disk}
-    # Settings hashes are compared by graphrag-index; here only the bytes matter.
-    plan = plan_sources(on_disk, hashes, indexed.with_columns(pl.lit("any").alias("settings_hash")), "any")
+    # Settings hashes are compared by graphrag-index; here only the bytes matter, and whether
+    # the source was completely indexed (NULL: a text unit's extraction failed; read it again).
+    complete = pl.when(pl.col("settings_hash").is_not_null()).then(pl.lit("any"))
+    plan = plan_sources(on_disk, hashes, indexed.with_columns(complete.alias("settings_hash")), "any")
     stale = {s.partition_key for s in plan.pending}
     if not stale:
         return SkipReason("every source matches the index")

@@ -128,11 +128,13 @@ class IndexStore:
             return connection.execute(sql, parameters or []).pl()
 
     def retract_sources(self, keys: Sequence[str]) -> None:
-        """Remove every per-source row of these source partitions, in one transaction."""
+        """Remove every per-source row of these source partitions, their recorded LLM
+        failures included, in one transaction."""
         with self.transaction() as tx:
             for table in TABLES.values():
                 if table.partition_column == "source_partition":
                     tx.replace(table.name, pl.DataFrame(schema=table.columns), list(keys))
+            tx.replace("llm_failures", pl.DataFrame(schema=TABLES["llm_failures"].columns), list(keys))
 
     def sources_fingerprint(self, corpus: str) -> str:
         """Fingerprint of the sources of a corpus and how far each was indexed: what a graph
@@ -142,16 +144,19 @@ class IndexStore:
         )
         return content_hash(frame.write_csv())
 
-    def sources_not_extracted(self, corpus: str, settings_hash: str) -> pl.DataFrame:
-        """(source_partition, chunked) of every source of a corpus not extracted with these
-        settings: new or changed files, a change of extraction settings, or a text unit whose
-        extraction failed. ``chunked`` is false until the corpus's ``text_units`` step has
-        chunked what was read: its text units are not there to extract yet."""
+    def sources_not_extracted(self, corpus: str) -> pl.DataFrame:
+        """(source_partition, chunked) of every source of a corpus read since the last build
+        and not yet extracted: new or changed files (settings changes make ``graphrag-index``
+        and the schedule read the files again), and sources with a failed text unit.
+        ``chunked`` is false until the corpus's ``text_units`` step has chunked what was read.
+        A source indexed with other settings is not listed: only reading it again, with the
+        settings of the moment, makes it pending, so no step stamps new settings on rows
+        built with old ones."""
         return self.read(
             "SELECT DISTINCT d.source_partition, s.source_partition IS NOT NULL AS chunked FROM documents d "
             "LEFT JOIN sources s ON s.source_partition = d.source_partition "
-            "WHERE d.corpus = ? AND s.settings_hash IS DISTINCT FROM ? ORDER BY d.source_partition",
-            [corpus, settings_hash],
+            "WHERE d.corpus = ? AND s.settings_hash IS NULL ORDER BY d.source_partition",
+            [corpus],
         )
 
     def short_ids(self, table_name: str, corpora: Sequence[str]) -> pl.DataFrame:

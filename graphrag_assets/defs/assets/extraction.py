@@ -36,7 +36,8 @@ from ...llm.resources import CLAIM_PROMPT, SOURCE_PROMPTS, LLMResource
 from ...settings import IndexSettings
 from ...storage.schema import LLM_FAILURE_COLUMNS, SOURCE_COLUMNS, TABLES
 from ..metadata import table_metadata
-from .graph import ALL_SOURCES, FOLLOW_SOURCES, GRAPH_ASSET_OPTIONS, retract_deleted_sources
+from ..partitions import ALL_SOURCES
+from .graph import FOLLOW_SOURCES, GRAPH_ASSET_OPTIONS, retract_deleted_sources
 
 
 def _now() -> dt.datetime:
@@ -52,15 +53,13 @@ def _now() -> dt.datetime:
     automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
-def text_units(context: AssetExecutionContext, settings: IndexSettings, llm: LLMResource) -> MaterializeResult:
+def text_units(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
     started = time.perf_counter()
     corpus = context.partition_key
     with settings.store() as store:
         store.ensure_schema()
         retract_deleted_sources(context, store, corpus)
-        # Chunking again what is chunked already gives the same units (and short ids): a
-        # source whose extraction failed is simply chunked again.
-        to_chunk = store.sources_not_extracted(corpus, source_settings_hash(settings, llm))["source_partition"].to_list()
+        to_chunk = store.sources_not_extracted(corpus).filter(~pl.col("chunked"))["source_partition"].to_list()
         docs = store.read_table("documents", "source_partition", to_chunk)
         units = chunk_documents(docs, settings.chunking()).with_columns(
             pl.lit([], pl.List(pl.String)).alias("entity_ids"), pl.lit([], pl.List(pl.String)).alias("relationship_ids")
@@ -108,7 +107,7 @@ def extractions(context: AssetExecutionContext, settings: IndexSettings, llm: LL
     with settings.store() as store:
         store.ensure_schema()
         retract_deleted_sources(context, store, corpus)
-        waiting = store.sources_not_extracted(corpus, settings_hash)
+        waiting = store.sources_not_extracted(corpus)
         pending = waiting.filter("chunked")["source_partition"].to_list()
         unchunked = waiting.filter(~pl.col("chunked"))["source_partition"].to_list()
         if unchunked:

@@ -2,9 +2,9 @@
 (text_units -> extractions ->) entities + relationships -> communities -> community_reports
 -> embeddings.
 
-They read the per-source tables of their corpus from DuckDB (every source partition
-feeds the corpus, hence the AllPartitionMapping) and replace the corpus's rows in one
-transaction each.
+They read the per-source tables of their corpus from DuckDB (every source partition feeds
+the corpus: ``text_units`` depends on ``documents`` through ``ALL_SOURCES``) and replace
+the corpus's rows in one transaction each.
 """
 
 
@@ -13,7 +13,6 @@ import time
 
 import polars as pl
 from dagster import (
-    AllPartitionMapping,
     AssetCheckResult,
     AssetCheckSpec,
     AssetExecutionContext,
@@ -39,19 +38,18 @@ from ...fingerprints import graph_settings_hash
 from ...llm.prompts import prompts_version
 from ...llm.resources import EmbeddingResource, LLMResource, OpenAIEmbedder
 from ...settings import IndexSettings
-from ...storage.schema import CORPUS_BUILD_COLUMNS, LLM_FAILURE_COLUMNS
 from ...storage.duckdb_store import IndexStore
+from ...storage.schema import CORPUS_BUILD_COLUMNS, LLM_FAILURE_COLUMNS
 from ...storage.snapshot import publish_snapshot
 from ..metadata import table_metadata
 from ..partitions import DUCKDB_POOL, corpus_partitions, source_partitions
 
 # Graph assets follow their sources automatically (with the automation daemon, as in
-# `dagster dev`). Unlike plain `eager`, a source that is missing (never indexed, or its
-# extraction failed) does not block the graph of the others: the graph is built from the
-# sources that are there, and the failed source's check says what is missing.
+# `dagster dev`). Unlike plain `eager`, a source partition that is missing (its file was
+# never read, or could not be) does not block the graph of the others: the graph is built
+# from the sources that are there, and the unreadable source's check says what is missing.
 FOLLOW_SOURCES = AutomationCondition.eager().without(~AutomationCondition.any_deps_missing())
 GRAPH_ASSET_OPTIONS = dict(partitions_def=corpus_partitions, pool=DUCKDB_POOL, group_name="graph")
-ALL_SOURCES = AllPartitionMapping()
 
 
 def frame_version(frame: pl.DataFrame, columns: list[str]) -> DataVersion:

@@ -1,12 +1,13 @@
 """The per-source asset: documents, one partition per input file.
 
 A single-run backfill policy makes a first index of thousands of files one run, not one
-run per file. A file that cannot be read is reported (log, ``source_errors`` table, failed check) and its previously indexed rows
-stay as they were; the other files of the run are indexed.
+run per file. A file that cannot be read is reported (log, ``source_errors`` table,
+failed check) and its previously indexed rows stay as they were; the other files of the
+run are indexed.
 
 A source's row in the ``sources`` table says how far it got: none once its file is read
 (again), ``settings_hash`` NULL once the corpus's graph build has chunked it, the
-extraction settings once every one of its text units is extracted.
+settings it was indexed with once every one of its text units is extracted.
 """
 
 
