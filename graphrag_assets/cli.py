@@ -72,8 +72,7 @@ def main(argv: list[str] | None = None) -> int:
                         f"with {llm.model_for('extraction')}; summaries and reports follow from the graph found"
                     )
                     for corpus, communities in estimate.communities.items():
-                        if communities:
-                            print(f"corpus {corpus} holds {communities} communities now: a report call for each whose content changes, and for each new one")
+                        print(f"corpus {corpus} holds {communities} communities now: a report call for each whose content changes, and for each new one")
                 else:
                     print("no LLM configured: offline methods, no LLM calls")
                 if llm.embeddings_enabled:

@@ -155,7 +155,7 @@ class Estimate:
     extraction_calls: int = 0
     extraction_prompt_tokens: int = 0
     embedding_requests: int = 0  # for the new text units; entity descriptions and reports follow
-    communities: dict[str, int] = field(default_factory=dict)  # corpus -> communities indexed now
+    communities: dict[str, int] = field(default_factory=dict)  # corpus -> communities indexed now (corpora with a graph)
     unreadable: list[str] = field(default_factory=list)
 
 
@@ -191,8 +191,8 @@ def estimate_pending(plan: SourcePlan, settings: IndexSettings) -> Estimate:
             math.ceil(estimate.text_units / EMBEDDING_BATCH_TEXTS), math.ceil(estimate.text_unit_tokens / EMBEDDING_BATCH_TOKENS)
         )
     corpora = sorted({source.corpus for source in plan.pending})
-    counts = settings.store().read("SELECT corpus, count(*) AS n FROM communities WHERE corpus IN (SELECT unnest(?)) GROUP BY corpus", [corpora])
-    estimate.communities = {corpus: 0 for corpus in corpora} | dict(counts.iter_rows())
+    counts = settings.store().read("SELECT corpus, count(*) AS n FROM communities WHERE corpus IN (SELECT unnest(?)) GROUP BY corpus ORDER BY corpus", [corpora])
+    estimate.communities = dict(counts.iter_rows())
     return estimate
 
 

@@ -2,16 +2,15 @@
 since the last build.
 
 One step each per corpus, not one per source file: ``text_units`` chunks every source
-that is read but not yet indexed with the current settings (new and changed files, a
-change of chunking or extraction settings, a source with a failed text unit), and
-``extractions`` extracts their text units, all at the LLM's concurrency; the steps after
-them follow in the same run. Per source file, Dagster writes a planned and a
+read since the last build (new and changed files; a settings change makes
+``graphrag-index`` read the files again), and ``extractions`` extracts their text units,
+and those of sources with a failed text unit, all at the LLM's concurrency; the steps
+after them follow in the same run. Per source file, Dagster writes a planned and a
 materialization event per partition and asset (20-30 ms each with its SQLite storage):
 for extraction, 12 s for 400 files between the last extraction call and the graph build.
 """
 
 
-import datetime as dt
 import time
 
 import polars as pl
@@ -38,10 +37,7 @@ from ...storage.schema import LLM_FAILURE_COLUMNS, SOURCE_COLUMNS, TABLES
 from ..metadata import table_metadata
 from ..partitions import ALL_SOURCES
 from .graph import FOLLOW_SOURCES, GRAPH_ASSET_OPTIONS, retract_deleted_sources
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+from .sources import utc_now
 
 
 @asset(
@@ -69,7 +65,7 @@ def text_units(context: AssetExecutionContext, settings: IndexSettings) -> Mater
             docs.group_by("corpus", "source_partition")
             .agg(pl.col("source_path").first(), pl.col("source_hash").first(), pl.col("id").n_unique().alias("documents"))
             .join(units.group_by("source_partition").agg(pl.len().alias("text_units")), on="source_partition", how="left")
-            .with_columns(pl.col("text_units").fill_null(0), pl.lit(None, pl.String).alias("settings_hash"), pl.lit(_now()).alias("indexed_at"))
+            .with_columns(pl.col("text_units").fill_null(0), pl.lit(None, pl.String).alias("settings_hash"), pl.lit(utc_now()).alias("indexed_at"))
         )
         with store.transaction() as tx:
             tx.replace("text_units", units, to_chunk)
@@ -130,7 +126,7 @@ def extractions(context: AssetExecutionContext, settings: IndexSettings, llm: LL
             scopes = dict(zip(units["id"], units["source_partition"]))
             failures = failed.with_columns(
                 pl.col("item_id").replace_strict(scopes, return_dtype=pl.String).alias("scope"),
-                pl.lit(_now()).alias("recorded_at"),
+                pl.lit(utc_now()).alias("recorded_at"),
             ).select(list(LLM_FAILURE_COLUMNS))
             for failure in failures.iter_rows(named=True):
                 context.log.error(f"LLM {failure['stage']} failed for text unit {failure['item_id']} of {failure['scope']}: {failure['error']}")

@@ -42,7 +42,7 @@ SOURCE_ASSET_OPTIONS = dict(
 )
 
 
-def _now() -> dt.datetime:
+def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
 
 
@@ -71,7 +71,7 @@ def documents(context: AssetExecutionContext, settings: IndexSettings) -> Materi
                 frames.append(_read_partition(settings, key))
             except InputError as error:
                 context.log.error(f"Skipping source {error}; its previously indexed rows are kept.")
-                errors.append({"corpus": key.split("/", 1)[0], "source_partition": key, "source_path": key.split("/", 1)[1], "error": str(error), "recorded_at": _now()})
+                errors.append({"corpus": key.split("/", 1)[0], "source_partition": key, "source_path": key.split("/", 1)[1], "error": str(error), "recorded_at": utc_now()})
         read = pl.concat(frames) if frames else pl.DataFrame(schema=TABLES["documents"].columns)
         readable = [key for key in context.partition_keys if key not in {e["source_partition"] for e in errors}]
         read = keep_short_ids(read, store.short_ids("documents", read["corpus"].unique().to_list()))
