@@ -18,8 +18,8 @@ from .router import route
 METHODS = ("global", "local", "drift", "basic")
 
 
-def _reader(database: str | None, vectors: str | None, corpus: str, reader: IndexReader | None) -> IndexReader:
-    return reader or IndexReader(database, vectors, corpus)
+def _reader(database: str | None, corpus: str, reader: IndexReader | None) -> IndexReader:
+    return reader or IndexReader(database, corpus)
 
 
 def _llm(use_llm: bool | None):
@@ -46,22 +46,23 @@ def global_search(
     *,
     use_llm: bool | None = None,
     database: str | None = None,
-    vectors: str | None = None,
     corpus: str = "default",
     community_level: int = 2,
     dynamic: bool = False,
     map_budget: int = 12_000,
-    reduce_budget: int = 12_000,
+    budget: int = 12_000,
     response_type: str = "multiple paragraphs",
     allow_general_knowledge: bool = False,
     reader: IndexReader | None = None,
 ) -> SearchResult:
+    """``budget``: tokens of the context the answer is written from (the reduce step's
+    points and their source text); ``map_budget``: tokens of reports per map batch."""
     settings = GlobalSettings(
-        community_level=community_level, dynamic=dynamic, map_budget=map_budget, reduce_budget=reduce_budget,
+        community_level=community_level, dynamic=dynamic, map_budget=map_budget, reduce_budget=budget,
         response_type=response_type, allow_general_knowledge=allow_general_knowledge,
     )
     llm = _llm(use_llm)
-    return prepare_global(question, _reader(database, vectors, corpus, reader), settings, llm=llm).finish()
+    return prepare_global(question, _reader(database, corpus, reader), settings, llm=llm).finish()
 
 
 def local_search(
@@ -69,7 +70,6 @@ def local_search(
     *,
     use_llm: bool | None = None,
     database: str | None = None,
-    vectors: str | None = None,
     corpus: str = "default",
     budget: int = 12_000,
     text_unit_share: float = 0.5,
@@ -84,7 +84,7 @@ def local_search(
         top_k_entities=top_k_entities, budget=budget, text_unit_share=text_unit_share, community_share=community_share, response_type=response_type
     )
     llm = _llm(use_llm)
-    return prepare_local(question, _reader(database, vectors, corpus, reader), settings, history, exclude_entities, llm=llm).finish()
+    return prepare_local(question, _reader(database, corpus, reader), settings, history, exclude_entities, llm=llm).finish()
 
 
 def drift_search(
@@ -92,17 +92,21 @@ def drift_search(
     *,
     use_llm: bool | None = None,
     database: str | None = None,
-    vectors: str | None = None,
     corpus: str = "default",
     depth: int = 3,
     followups_per_round: int = 3,
     primer_reports: int = 5,
+    budget: int = 8_000,
     response_type: str = "multiple paragraphs",
     reader: IndexReader | None = None,
 ) -> SearchResult:
-    settings = DriftSettings(primer_reports=primer_reports, depth=depth, followups_per_round=followups_per_round, response_type=response_type)
+    """``budget``: tokens of each follow-up's local context, and of the sources the
+    answer is finally written from."""
+    settings = DriftSettings(
+        primer_reports=primer_reports, depth=depth, followups_per_round=followups_per_round, budget=budget, response_type=response_type
+    )
     llm = _llm(use_llm)
-    return prepare_drift(question, _reader(database, vectors, corpus, reader), settings, llm=llm).finish()
+    return prepare_drift(question, _reader(database, corpus, reader), settings, llm=llm).finish()
 
 
 def basic_search(
@@ -110,7 +114,6 @@ def basic_search(
     *,
     use_llm: bool | None = None,
     database: str | None = None,
-    vectors: str | None = None,
     corpus: str = "default",
     k: int = 10,
     budget: int = 12_000,
@@ -118,7 +121,7 @@ def basic_search(
     reader: IndexReader | None = None,
 ) -> SearchResult:
     llm = _llm(use_llm)
-    return prepare_basic(question, _reader(database, vectors, corpus, reader), BasicSettings(k=k, budget=budget, response_type=response_type), llm=llm).finish()
+    return prepare_basic(question, _reader(database, corpus, reader), BasicSettings(k=k, budget=budget, response_type=response_type), llm=llm).finish()
 
 
 def search(
@@ -126,42 +129,45 @@ def search(
     *,
     method: str = "auto",
     database: str | None = None,
-    vectors: str | None = None,
     corpus: str = "default",
     history: list[Turn] | None = None,
     community_level: int = 2,
+    budget: int | None = None,
     response_type: str = "multiple paragraphs",
     use_llm: bool | None = None,
     reader: IndexReader | None = None,
 ) -> SearchResult:
     """Answer with the given method, or route automatically (``method="auto"``): the
-    result's ``method`` and ``route_reason`` say which mode ran and why."""
+    result's ``method`` and ``route_reason`` say which mode ran and why. ``budget``: the
+    context tokens of the chosen mode (None: that mode's default)."""
     return _prepare(
-        question, method=method, database=database, vectors=vectors, corpus=corpus, history=history,
-        community_level=community_level, response_type=response_type, use_llm=use_llm, reader=reader,
+        question, method=method, database=database, corpus=corpus, history=history,
+        community_level=community_level, budget=budget, response_type=response_type, use_llm=use_llm, reader=reader,
     ).finish()
 
 
-def _prepare(question: str, *, method, database, vectors, corpus, history, community_level, response_type, use_llm, reader) -> PreparedSearch:
+def _prepare(question: str, *, method, database, corpus, history, community_level, budget, response_type, use_llm, reader) -> PreparedSearch:
     """``search`` up to its answer: the method routed, the context built (with an LLM, the
     map, rating and DRIFT steps done), the answer still to be written."""
-    reader = _reader(database, vectors, corpus, reader)
+    reader = _reader(database, corpus, reader)
     reason = None
     if method == "auto":
         method, reason = route(question, reader)
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)} or 'auto', got {method!r}")
     llm = _llm(use_llm)
+    budgets = {} if budget is None else {"budget": budget}
     if method == "global":
         dynamic = reason is not None  # routed questions use dynamic selection
-        settings = GlobalSettings(community_level=community_level, dynamic=dynamic, response_type=response_type)
+        global_budget = {} if budget is None else {"reduce_budget": budget}
+        settings = GlobalSettings(community_level=community_level, dynamic=dynamic, response_type=response_type, **global_budget)
         prepared = prepare_global(question, reader, settings, llm=llm)
     elif method == "local":
-        prepared = prepare_local(question, reader, LocalSettings(response_type=response_type), history, llm=llm)
+        prepared = prepare_local(question, reader, LocalSettings(response_type=response_type, **budgets), history, llm=llm)
     elif method == "drift":
-        prepared = prepare_drift(question, reader, DriftSettings(response_type=response_type), llm=llm)
+        prepared = prepare_drift(question, reader, DriftSettings(response_type=response_type, **budgets), llm=llm)
     else:
-        prepared = prepare_basic(question, reader, BasicSettings(response_type=response_type), llm=llm)
+        prepared = prepare_basic(question, reader, BasicSettings(response_type=response_type, **budgets), llm=llm)
     prepared.result.route_reason = reason
     return prepared
 

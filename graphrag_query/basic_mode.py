@@ -1,4 +1,5 @@
-"""Basic search: vector RAG over text units, packed into the budget by similarity."""
+"""Basic search: plain RAG over text units, the best by BM25 and by vector fused, packed
+into the budget in that order. No graph: the baseline the graph modes must beat."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import polars as pl
 
 from .context import citations_for, pack
 from .extractive import Evidence, compose
+from .ranking import hybrid_ranking
 from .reader import IndexReader
 from .result import PreparedSearch, SearchResult, Usage
 
@@ -21,10 +23,11 @@ class BasicSettings:
 
 
 def build_basic_context(question: str, reader: IndexReader, settings: BasicSettings) -> tuple[pl.DataFrame, str, int]:
-    """(text units in context, context text, tokens): nearest by vector, packed in
-    similarity order."""
-    hits = reader.nearest("text_unit_text", reader.embed(question), settings.k)
-    units = hits.join(reader.table("text_units"), on="id").sort("similarity", descending=True)
+    """(text units in context, context text, tokens): the ``k`` best of the fused
+    lexical and dense rankings, packed in that order (``rank`` 1 first)."""
+    ranked = hybrid_ranking(question, reader, max(settings.k, 50))[: settings.k]
+    order = pl.DataFrame({"id": ranked}, schema={"id": pl.String}).with_row_index("rank", offset=1)
+    units = order.join(reader.table("text_units"), on="id").sort("rank")
     return pack(units, lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "), settings.budget, "id|text")
 
 
@@ -44,7 +47,7 @@ def prepare_basic(question: str, reader: IndexReader, settings: BasicSettings = 
         question=question,
         method="basic",
         answer=answer,
-        context={"sources": kept.select("id", "human_readable_id", "document_id", "similarity", "text")},
+        context={"sources": kept.select("id", "human_readable_id", "document_id", "rank", "text")},
         citations=citations_for(kept["id"].to_list(), reader.table("text_units"), reader.table("documents")),
         usage=Usage(context_tokens=tokens),
         generated_by=generated_by,

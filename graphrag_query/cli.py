@@ -11,14 +11,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("question")
     parser.add_argument("--method", default="auto", choices=["auto", "global", "local", "drift", "basic"])
     parser.add_argument("--db", help="DuckDB index (env GRAPHRAG_DB, default data/graphrag.duckdb)")
-    parser.add_argument("--vectors", help="LanceDB directory (default: the one published with the index)")
     parser.add_argument("--corpus", default="default")
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
     args = parser.parse_args(argv)
 
     from . import IndexNotFound, search, search_stream
 
-    options = dict(method=args.method, database=args.db, vectors=args.vectors, corpus=args.corpus)
+    options = dict(method=args.method, database=args.db, corpus=args.corpus)
     try:
         if args.json:
             print(search(args.question, **options).to_json())

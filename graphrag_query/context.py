@@ -20,14 +20,25 @@ def pack(
     if used > budget:
         return frame.clear(), "", 0
     kept, lines = [], [header] if header else []
-    for index, row in enumerate(frame.iter_rows(named=True)):
-        line = render(row)
-        cost = count_tokens(line + "\n")
-        if used + cost > budget:
-            break
-        used += cost
-        kept.append(index)
-        lines.append(line)
+    # Slices, not the whole frame: a ranking of thousands of rows fills a budget in dozens.
+    for offset, rows in _slices(frame):
+        for index, row in enumerate(rows.iter_rows(named=True), start=offset):
+            line = render(row)
+            cost = count_tokens(line + "\n")
+            if used + cost > budget:
+                return _packed(frame, kept, lines, used)
+            used += cost
+            kept.append(index)
+            lines.append(line)
+    return _packed(frame, kept, lines, used)
+
+
+def _slices(frame: pl.DataFrame, size: int = 32):
+    for offset in range(0, frame.height, size):
+        yield offset, frame.slice(offset, size)
+
+
+def _packed(frame: pl.DataFrame, kept: list[int], lines: list[str], used: int) -> tuple[pl.DataFrame, str, int]:
     return frame[kept] if kept else frame.clear(), "\n".join(lines) if kept else "", used if kept else 0
 
 

@@ -10,16 +10,20 @@ best-connected entities the answers surfaced, ranked by relevance to the questio
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import polars as pl
 
-from .context import citations_for
+from .context import citations_for, pack
 from .extractive import Evidence, compose
 from .local_mode import LocalSettings, build_local_context, prepare_local
 from .reader import IndexReader
 from .relevance import RelevanceScorer
 from .result import PreparedSearch, SearchResult, Usage
+
+
+SOURCE_SCHEMA = {"id": pl.String, "human_readable_id": pl.Int64, "document_id": pl.String, "rank": pl.UInt32, "text": pl.String}
+SOURCE_COLUMNS = list(SOURCE_SCHEMA)
 
 
 @dataclass(frozen=True)
@@ -28,8 +32,12 @@ class DriftSettings:
     depth: int = 3
     followups_per_round: int = 3
     followups_per_answer: int = 3
-    local: LocalSettings = field(default_factory=lambda: LocalSettings(budget=8_000))
+    budget: int = 8_000  # each follow-up's local context, and the sources the answer reads
     response_type: str = "multiple paragraphs"
+
+    @property
+    def local(self) -> LocalSettings:
+        return LocalSettings(budget=self.budget)
 
 
 def _followups(question: str, entity_ids: list[str], entities: pl.DataFrame, scorer: RelevanceScorer, asked: set[str], limit: int) -> list[dict]:
@@ -99,7 +107,7 @@ def prepare_drift(question: str, reader: IndexReader, settings: DriftSettings = 
                 local_tokens += local["tokens"]
                 node_id = len(nodes)
                 nodes.append({"id": node_id, "parent": followup["parent"], "depth": depth, "question": followup["question"], "score": followup["score"], "answer": step.answer})
-                sources.append(local["sources"].select("id", "human_readable_id", "document_id", "text"))
+                sources.append(local["sources"].select(*SOURCE_COLUMNS))
                 known = {n["question"] for n in nodes} | {f["question"] for f in queue}
                 fresh = [q for q in dict.fromkeys(step.follow_up_queries) if q not in known]  # never ask twice
                 queue.extend({"question": q, "score": step.score, "parent": node_id} for q in fresh[: settings.followups_per_answer])
@@ -109,7 +117,7 @@ def prepare_drift(question: str, reader: IndexReader, settings: DriftSettings = 
             local_tokens += result.usage.context_tokens
             node_id = len(nodes)
             nodes.append({"id": node_id, "parent": followup["parent"], "depth": depth, "question": followup["question"], "score": followup["score"], "answer": result.answer})
-            sources.append(result.context["sources"])
+            sources.append(result.context["sources"].select(*SOURCE_COLUMNS))
             evidence += [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in result.context["sources"].iter_rows(named=True)]
             new = _followups(question, result.context["entities"]["id"].to_list(), entities, scorer, asked, settings.followups_per_answer)
             queue.extend(f | {"parent": node_id} for f in new)
@@ -122,7 +130,14 @@ def prepare_drift(question: str, reader: IndexReader, settings: DriftSettings = 
     else:
         answer, generated_by = compose(question, evidence, limit=8), "extractive"
     tree = pl.DataFrame(nodes, schema={"id": pl.Int64, "parent": pl.Int64, "depth": pl.Int64, "question": pl.String, "score": pl.Int64, "answer": pl.String})
-    used = pl.concat(sources).unique("id", maintain_order=True) if sources else pl.DataFrame(schema={"id": pl.String, "human_readable_id": pl.Int64, "document_id": pl.String, "text": pl.String})
+    # The answer reads every step's best sources first (each step's rank 1, then rank 2...).
+    found = pl.concat(sources).sort("rank", maintain_order=True).unique("id", maintain_order=True) if sources else None
+    used, _, used_tokens = pack(
+        found if found is not None else pl.DataFrame(schema=SOURCE_SCHEMA),
+        lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "),
+        settings.budget,
+        "id|text",
+    )
     result = SearchResult(
         question=question,
         method="drift",
@@ -131,6 +146,6 @@ def prepare_drift(question: str, reader: IndexReader, settings: DriftSettings = 
         citations=citations_for(used["id"].to_list(), reader.table("text_units"), reader.table("documents")),
         usage=Usage(context_tokens=local_tokens),
         generated_by=generated_by,
-        details={"open_followups": len(queue), "depth_reached": int(tree["depth"].max() or 0)},
+        details={"open_followups": len(queue), "depth_reached": int(tree["depth"].max() or 0), "answer_context_tokens": used_tokens},
     )
     return PreparedSearch(result, started, llm, prompt, values)

@@ -21,8 +21,9 @@ import polars as pl
 
 from graphrag_assets.core.chunking import split_sentences
 
-from .context import pack
+from .context import citations_for, pack
 from .extractive import _clean
+from .ranking import rank_by_graph
 from .reader import IndexReader
 from .relevance import RelevanceScorer
 from .result import EXTRACTIVE_LABEL, NO_DATA_ANSWER, PreparedSearch, SearchResult, Usage
@@ -39,6 +40,9 @@ class GlobalSettings:
     keep_parent: bool = False
     shuffle_seed: int = 86
     max_answer_points: int = 8
+    # Share of the reduce budget kept for source text (the text units behind the reports
+    # that made the points): reports summarise, the answer should still read the evidence.
+    evidence_share: float = 0.5
     response_type: str = "multiple paragraphs"
     allow_general_knowledge: bool = False
 
@@ -49,21 +53,22 @@ def reports_at_level(reports: pl.DataFrame, level: int) -> pl.DataFrame:
     return reports.filter((pl.col("level") == level) | ((pl.col("level") < level) & (pl.col("children").list.len() == 0)))
 
 
-def rating(scorer: RelevanceScorer, report: dict) -> int:
-    """0-5, the scale graphrag's rating prompt uses; for a corpus-wide question, the
-    report's own importance (rank 0-10) decides."""
+def offline_ratings(question: str, scorer: RelevanceScorer, reader: IndexReader):
+    """Rates reports 0-5, the scale graphrag's rating prompt uses, without a model: for a
+    corpus-wide question by the report's own importance (rank 0-10); otherwise by its BM25
+    score relative to the best report's, so that a report covering one hop of a multi-hop
+    question still counts (requiring most of the question's words kept 1-3 reports)."""
     if scorer.generic:
-        return min(5, math.ceil(report["rank"] / 2))
-    return min(5, math.ceil(scorer.score(report["full_content"]) / 20))
+        return lambda rows: [min(5, math.ceil(row["rank"] / 2)) for row in rows]
+    search = reader.report_search
+    scores = dict(zip(search.ids, search.bm25.scores(question)))
+    best = max(scores.values(), default=0.0)
+    return lambda rows: [min(5, math.ceil(5 * scores.get(row["id"], 0.0) / best)) if best > 0 else 0 for row in rows]
 
 
-def select_dynamically(
-    reports: pl.DataFrame, scorer: RelevanceScorer, settings: GlobalSettings, rate_level=None
-) -> tuple[pl.DataFrame, pl.DataFrame]:
+def select_dynamically(reports: pl.DataFrame, settings: GlobalSettings, rate_level) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(selected reports, every rating made) walking the hierarchy from the root level.
-    ``rate_level`` rates a list of reports at once (the LLM); offline, the relevance
-    function rates them."""
-    rate_level = rate_level or (lambda rows: [rating(scorer, row) for row in rows])
+    ``rate_level`` rates a list of reports at once (the LLM, or ``offline_ratings``)."""
     by_community = {row["community"]: row for row in reports.iter_rows(named=True)}
     queue = [row["community"] for row in reports.iter_rows(named=True) if row["level"] == 0]
     selected, ratings = [], []
@@ -83,6 +88,24 @@ def select_dynamically(
         queue = following
     chosen = reports.filter(pl.col("community").is_in(selected))
     return chosen, pl.DataFrame(ratings, schema={"community": pl.Int64, "level": pl.Int64, "rating": pl.Int64})
+
+
+EVIDENCE_SCHEMA = {"id": pl.String, "human_readable_id": pl.Int64, "document_id": pl.String, "rank": pl.UInt32, "text": pl.String}
+
+
+def evidence_units(question: str, reader: IndexReader, communities: list[int]) -> pl.DataFrame:
+    """The text units behind the given communities (those their entities come from),
+    most relevant to the question first (the ranking local search uses)."""
+    members = reader.table("communities").filter(pl.col("community").is_in(communities))["entity_ids"].explode().drop_nulls().unique()
+    behind = reader.table("entities").filter(pl.col("id").is_in(members.implode()))["text_unit_ids"].explode().drop_nulls().unique()
+    return (
+        rank_by_graph(question, reader)
+        .units.filter(pl.col("id").is_in(behind.implode()))
+        .with_row_index("rank", offset=1)
+        .join(reader.table("text_units"), on="id")
+        .sort("rank")
+        .select(list(EVIDENCE_SCHEMA))
+    )
 
 
 def _report_row(row: dict) -> str:
@@ -157,8 +180,8 @@ def prepare_global(question: str, reader: IndexReader, settings: GlobalSettings 
     level_reports = reports_at_level(all_reports, settings.community_level)
     details: dict = {"reports_at_level": level_reports.height}
     if settings.dynamic:
-        rate_level = _model_ratings(llm, question) if llm is not None else None
-        reports, ratings = select_dynamically(all_reports, scorer, settings, rate_level)
+        rate_level = _model_ratings(llm, question) if llm is not None else offline_ratings(question, scorer, reader)
+        reports, ratings = select_dynamically(all_reports, settings, rate_level)
         details |= {"reports_rated": ratings.height, "reports_selected": reports.height}
     else:
         reports, ratings = level_reports, None
@@ -178,9 +201,21 @@ def prepare_global(question: str, reader: IndexReader, settings: GlobalSettings 
         "description", keep="first", maintain_order=True
     )
     reduce_header = "----Analyst points----"
-    kept, reduce_text, reduce_tokens = pack(
-        points_frame, lambda p: f"Importance Score: {p['score']}\n{p['description']}", settings.reduce_budget, reduce_header
+    kept, points_text, points_tokens = pack(
+        points_frame,
+        lambda p: f"Importance Score: {p['score']}\n{p['description']}",
+        int(settings.reduce_budget * (1 - settings.evidence_share)),
+        reduce_header,
     )
+    cited = kept["community"].drop_nulls().unique().to_list() or reports["community"].to_list()
+    sources, sources_text, sources_tokens = pack(
+        evidence_units(question, reader, cited) if not kept.is_empty() else pl.DataFrame(schema=EVIDENCE_SCHEMA),
+        lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "),
+        settings.reduce_budget - points_tokens,
+        "----Sources----\nid|text",
+    )
+    reduce_text = "\n\n".join(text for text in (points_text, sources_text) if text)
+    reduce_tokens = points_tokens + sources_tokens
     # Distinct reports any step read: with dynamic selection the rated ones (the mapped
     # ones are among them), otherwise those mapped.
     details |= {"map_batches": len(batches), "reports_read": ratings.height if ratings is not None else reports.height}
@@ -201,7 +236,7 @@ def prepare_global(question: str, reader: IndexReader, settings: GlobalSettings 
     context_reports = reports.select("community", "level", "title", "rank", "summary").with_columns(
         pl.col("community").is_in(kept["community"].drop_nulls().implode()).alias("cited")
     )
-    context = {"reports": context_reports, "points": kept}
+    context = {"reports": context_reports, "points": kept, "sources": sources}
     if ratings is not None:
         context["ratings"] = ratings
     result = SearchResult(
@@ -211,6 +246,7 @@ def prepare_global(question: str, reader: IndexReader, settings: GlobalSettings 
         context=context,
         usage=Usage(context_tokens=sum(t for _, _, t in batches) + reduce_tokens),
         generated_by=generated_by,
+        citations=citations_for(sources["id"].to_list(), reader.table("text_units"), reader.table("documents")),
         details=details | {"map_batch_tokens": [t for _, _, t in batches], "reduce_tokens": reduce_tokens, "reduce_context": reduce_text},
     )
     return PreparedSearch(result, started, llm, prompt, values)

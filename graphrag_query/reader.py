@@ -1,6 +1,6 @@
 """Reading the index: the published snapshot (or, before the first publish, the live
-file, read-only with retry), one corpus at a time, plus vector search in LanceDB pinned
-to the table versions published with the snapshot."""
+file, read-only with retry), one corpus at a time, with vector and BM25 search over the
+same snapshot's rows (``graphrag_assets.storage.search``)."""
 
 from __future__ import annotations
 
@@ -16,18 +16,16 @@ import polars as pl
 from graphrag_assets.core.claims import COVARIATE_COLUMNS, resolve_claims
 from graphrag_assets.core.embedding import Embedder, HashedNgramEmbedder
 from graphrag_assets.storage.connection import connect
+from graphrag_assets.storage.search import LexicalIndex, VectorIndex
 from graphrag_assets.storage.snapshot import read_pointer
 
+from .ranking import MentionGraph
+
 DEFAULT_DATABASE = "data/graphrag.duckdb"
-DEFAULT_VECTORS = "data/lancedb"
 
 
 class IndexNotFound(FileNotFoundError):
     pass
-
-
-def _quote(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
 
 
 @dataclass
@@ -36,20 +34,15 @@ class IndexReader:
     in memory at query time anyway)."""
 
     database: str | None = None
-    vectors: str | None = None
     corpus: str = "default"
     _frames: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
+    _vectors: dict[str, VectorIndex] = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         self.database = self.database or os.environ.get("GRAPHRAG_DB") or DEFAULT_DATABASE
         pointer = read_pointer(self.database)
         self.pointer = pointer
-        if pointer is not None:
-            self.source = Path(pointer["snapshot"])
-            self.vectors = self.vectors or pointer["lancedb"]
-        else:
-            self.source = Path(self.database)
-            self.vectors = self.vectors or os.environ.get("GRAPHRAG_VECTORS") or DEFAULT_VECTORS
+        self.source = Path(pointer["snapshot"]) if pointer is not None else Path(self.database)
         if not self.source.exists():
             raise IndexNotFound(f"no index at {self.database}: run graphrag-index first (or set GRAPHRAG_DB)")
 
@@ -67,6 +60,10 @@ class IndexReader:
             raise IndexNotFound(f"corpus {self.corpus!r} has no entities in {self.source}: index it first")
         self.claims  # noqa: B018
         self.embedding_model  # noqa: B018  (resolves the embedder)
+        self.text_unit_search  # noqa: B018
+        self.mention_graph  # noqa: B018
+        for kind in ("text_unit_text", "entity_description", "community_full_content"):
+            self.vector_index(kind)
         return self
 
     @cached_property
@@ -109,31 +106,44 @@ class IndexReader:
     def embed(self, text: str) -> np.ndarray:
         return self.embedder.embed([text])[0]
 
-    @cached_property
-    def _lancedb(self):
-        import lancedb  # imported on first vector search: it is slow to import
-
-        return lancedb.connect(str(self.vectors))
-
-    def _vector_table(self, kind: str):
-        table = self._lancedb.open_table(kind)
-        version = (self.pointer or {}).get("lancedb_versions", {}).get(kind)
-        if version is not None:
-            table.checkout(version)  # the vectors that match the snapshot's tables
-        return table
+    def vector_index(self, kind: str) -> VectorIndex:
+        """The corpus's vectors of one kind (text_unit_text, entity_description,
+        community_full_content), loaded once."""
+        if kind not in self._vectors:
+            with connect(self.source, read_only=True) as connection:
+                rows = connection.execute(
+                    "SELECT id, vector FROM embeddings WHERE corpus = ? AND kind = ? ORDER BY id", [self.corpus, kind]
+                ).pl()
+            self._vectors[kind] = VectorIndex.from_rows(rows)
+        return self._vectors[kind]
 
     def nearest(self, kind: str, vector: np.ndarray, k: int, exclude: list[str] | None = None) -> pl.DataFrame:
         """(id, similarity) of the k nearest rows of a kind in this corpus, best first."""
-        where = f"corpus = {_quote(self.corpus)}"
-        if exclude:
-            where += " AND id NOT IN (" + ", ".join(_quote(e) for e in exclude) + ")"
-        hits = (
-            self._vector_table(kind)
-            .search(vector.astype(np.float32), vector_column_name="vector")
-            .distance_type("cosine")
-            .where(where, prefilter=True)
-            .limit(k)
-            .to_arrow()
-        )
-        frame = pl.from_arrow(hits.select(["id", "_distance"]))
-        return frame.select("id", (1 - pl.col("_distance")).alias("similarity"))
+        return self.vector_index(kind).nearest(vector, k, exclude or ())
+
+    @cached_property
+    def text_unit_search(self) -> LexicalIndex:
+        """BM25 over the corpus's text units."""
+        units = self.table("text_units")
+        return LexicalIndex.from_texts(units["id"].to_list(), units["text"].to_list())
+
+    @cached_property
+    def report_search(self) -> LexicalIndex:
+        """BM25 over the corpus's community reports (their full content)."""
+        reports = self.table("community_reports")
+        return LexicalIndex.from_texts(reports["id"].to_list(), reports["full_content"].to_list())
+
+    @cached_property
+    def entity_by_name_key(self) -> dict[str, str]:
+        entities = self.table("entities")
+        return dict(zip(entities["name_key"], entities["id"]))
+
+    @cached_property
+    def mention_graph(self) -> MentionGraph:
+        """Text units and the names extracted from them, merged names resolved: the graph
+        that local search walks from the question's names to their evidence."""
+        try:
+            records, merges = self.table("extracted_entities"), self.table("entity_merges")
+        except duckdb.CatalogException:  # an index written before these tables existed
+            records, merges = None, None
+        return MentionGraph.build(self.table("text_units"), self.table("entities"), records, merges)

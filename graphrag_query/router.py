@@ -1,4 +1,12 @@
-"""Choosing a mode for ``search(question)``, with the reason, in the open."""
+"""Choosing a mode for ``search(question)``, with the reason, in the open.
+
+- A question about the collection as a whole ("main themes", "across the episodes"):
+  global search over community reports.
+- A question that names entities of the index, as whole words: local search, which walks
+  from those names to their evidence (multi-hop questions are of this kind).
+- A short fact question naming nothing the index knows: basic search over text units.
+- Anything else: local search from the question's best-matching text units.
+"""
 
 from __future__ import annotations
 
@@ -18,16 +26,24 @@ _GLOBAL_CUES = [
 _FACT_CUE = re.compile(r"^\s*(who|when|where|which|what year|what date|how many|how much)\b", re.IGNORECASE)
 
 
+def named_entities(question: str, reader: IndexReader) -> list[str]:
+    """Titles of the entities the question names as whole words, most specific first."""
+    graph = reader.mention_graph
+    by_key = reader.entity_by_name_key
+    found = sorted(graph.names_in(question).items(), key=lambda item: -item[1])
+    titles = dict(zip(reader.table("entities")["id"], reader.table("entities")["title"]))
+    return [titles[by_key[graph.name_keys[n]]] for n, _ in found if graph.name_keys[n] in by_key]
+
+
 def route(question: str, reader: IndexReader) -> tuple[str, str]:
     """(method, reason)."""
     for pattern in _GLOBAL_CUES:
         match = re.search(pattern, question, re.IGNORECASE)
         if match:
             return "global", f"the question asks about the corpus as a whole ('{match.group(0)}'): global search over community reports"
-    lowered = question.casefold()
-    named = [t for t in reader.table("entities")["title"].to_list() if len(t) > 2 and t.casefold() in lowered]
+    named = named_entities(question, reader)
     if named:
-        return "local", f"the question names entities of the index ({', '.join(sorted(named)[:3])}): local search around them"
+        return "local", f"the question names entities of the index ({', '.join(named[:3])}): local search from them through the graph"
     if _FACT_CUE.search(question) and len(question.split()) <= 12:
-        return "basic", "a short fact lookup naming no known entity: basic vector search over text units"
-    return "local", "no corpus-wide cue and no named entity: local search from the nearest entities"
+        return "basic", "a short fact question naming no entity of the index: basic search over text units"
+    return "local", "no corpus-wide cue and no entity of the index named: local search from the best-matching text units"

@@ -1,8 +1,14 @@
 """Splitting documents into text units.
 
+A document with a given title (a title column of a table row, ``inputs.given_title``)
+has the title as a header line of each of its text units, ``"<title>\n\n<chunk>"``:
+passages such as encyclopedia entries often never repeat their own subject, and without
+the header neither the lexical index, the embedder nor the extractor would know what the
+unit is about. The blank line makes the header a sentence of its own.
+
 Two modes: ``tokens`` (fixed token windows with overlap, graphrag's default) and
 ``sentences`` (whole sentences packed up to the token size, overlapping by whole
-sentences). Chunks are exact substrings of the document: windows are cut at character
+sentences). Chunks (after the header) are exact substrings of the document: windows are cut at character
 offsets so a multi-byte character (Chinese) is never split between two chunks.
 """
 
@@ -16,6 +22,7 @@ from typing import Literal
 import polars as pl
 
 from .ids import content_hash, stable_id
+from .inputs import given_title
 from .tokens import DEFAULT_ENCODING, get_encoding
 
 ChunkingMode = Literal["tokens", "sentences"]
@@ -131,7 +138,10 @@ def chunk_documents(documents: pl.DataFrame, settings: ChunkingSettings = Chunki
     rows = []
     for document in documents.iter_rows(named=True):
         seen: Counter[str] = Counter()
-        for index, chunk in enumerate(chunk_text(document["text"], settings)):
+        title = given_title(document.get("title"), document.get("source_path"))
+        header = f"{title}\n\n" if title else ""
+        for index, window in enumerate(chunk_text(document["text"], settings)):
+            chunk = header + window
             occurrence = seen[chunk]
             seen[chunk] += 1
             rows.append(

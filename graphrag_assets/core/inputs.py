@@ -76,6 +76,18 @@ def corpus_of_partition(partition_key: str) -> str:
     return partition_key.split("/", 1)[0]
 
 
+def given_title(title: str | None, source_path: str | None) -> str | None:
+    """The document's title when it was given (a title column of a table row), None when
+    it is only a name made up for the document: the file name of a text file, or the
+    ``<file>#<key>`` fallback of a row without a title."""
+    if not title or not title.strip():
+        return None
+    file_name = Path(source_path).name if source_path else None
+    if file_name and (title == file_name or title.startswith(f"{file_name}#")):
+        return None
+    return title.strip()
+
+
 def discover_sources(input_dir: Path, corpus: str | None = None) -> list[SourceFile]:
     """All supported files under ``input_dir``, sorted by partition key.
 
