@@ -1,0 +1,113 @@
+"""The retrieval layer's pure parts: terms, BM25, exact vector search, whole-word name
+matching and the walk from a question's names to the second hop, and titled text units."""
+
+import numpy as np
+import polars as pl
+
+from graphrag_assets.core.chunking import chunk_documents
+from graphrag_assets.core.lexical import Bm25, reciprocal_rank_fusion, search_terms
+from graphrag_assets.storage.search import LexicalIndex, VectorIndex
+from graphrag_query.ranking import MentionGraph
+
+
+def test_terms_fold_case_and_accents_keep_numbers_and_split_chinese_into_bigrams():
+    assert search_terms("Beyoncé's films") == ["beyonce", "film"]
+    assert search_terms("Louis XIV and Apollo 11") == ["louis", "xiv", "apollo", "11"]
+    assert search_terms("王海燕在厦门大学") == ["王海", "海燕", "燕在", "在厦", "厦门", "门大", "大学"]
+    # Function words go, content words that look common stay: questions are made of them.
+    assert search_terms("Where was the director of the film born?") == ["director", "film", "born"]
+
+
+def test_bm25_prefers_rare_terms_and_ignores_texts_sharing_nothing():
+    texts = [
+        "The film was released in 1990 and the film was a success.",
+        "Heinkel HD 38 was a German fighter aircraft.",
+        "The film director Lucia Ferro was born in Turin.",
+        "A quiet village by the sea.",
+    ]
+    index = LexicalIndex.from_texts(["a", "b", "c", "d"], texts)
+    hits = index.top("Where was the director of the film born?", 10)
+    assert hits["id"].to_list()[0] == "c"
+    assert "d" not in hits["id"].to_list() and "b" not in hits["id"].to_list()
+    assert index.top("Heinkel HD 38", 1)["id"].to_list() == ["b"]
+    # A term asked twice counts twice; scores are positive and sorted.
+    scores = Bm25.from_texts(texts).scores("film film")
+    assert scores[0] > scores[2] > 0 and scores[3] == 0
+
+
+def test_rank_fusion_rewards_agreement_between_rankings():
+    fused = reciprocal_rank_fusion([["a", "b", "c"], ["b", "d", "a"]])
+    assert max(fused, key=fused.get) == "b"  # second and first beats first and third
+    assert fused["d"] < fused["a"] and "c" in fused
+
+
+def test_vector_search_is_exact_and_honours_exclusions():
+    rng = np.random.default_rng(7)
+    matrix = rng.normal(size=(50, 16)).astype(np.float32)
+    rows = pl.DataFrame({"id": [f"v{i}" for i in range(50)], "vector": matrix.tolist()}, schema={"id": pl.String, "vector": pl.List(pl.Float32)})
+    index = VectorIndex.from_rows(rows)
+    hits = index.nearest(matrix[12], 3)
+    assert hits["id"][0] == "v12" and abs(hits["similarity"][0] - 1.0) < 1e-5
+    normalised = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+    expected = np.argsort(-(normalised @ normalised[12]))[:3]
+    assert hits["id"].to_list() == [f"v{i}" for i in expected]
+    assert "v12" not in index.nearest(matrix[12], 3, exclude=["v12"])["id"].to_list()
+    assert VectorIndex.from_rows(rows.clear()).nearest(matrix[0], 3).is_empty()
+
+
+def _graph(mentions: dict[str, list[str]]) -> MentionGraph:
+    """A mention graph from {text unit id: [name keys]}."""
+    units = pl.DataFrame({"id": list(mentions)})
+    records = pl.DataFrame(
+        [(unit, name) for unit, names in mentions.items() for name in names], schema={"text_unit_id": pl.String, "name_key": pl.String}, orient="row"
+    )
+    entities = pl.DataFrame(schema={"text_unit_ids": pl.List(pl.String), "name_key": pl.String})
+    return MentionGraph.build(units, entities, records)
+
+
+def test_question_names_match_whole_words_longest_first_and_capitalised_when_one_word():
+    graph = _graph({"u1": ["rome", "louis", "louis xiv", "state"], "u2": ["王海燕"], "u3": ["beyonce"]})
+    found = lambda question: {graph.name_keys[n] for n in graph.names_in(question)}  # noqa: E731
+    assert found("Who was Romeo's father?") == set()  # not inside another word
+    assert found("When did Louis XIV die?") == {"louis xiv"}  # the longer name wins
+    assert found("Which state borders it?") == set()  # a lower-case common word is no name
+    assert found("Which State borders Rome?") == {"state", "rome"}
+    assert found("王海燕在哪里工作？") == {"王海燕"}
+    assert found("Where was Beyoncé born?") == {"beyonce"}
+
+
+def test_the_walk_reaches_the_second_hop_through_the_name_the_first_hop_mentions():
+    # "Where was the director of Blue Harbour born?": the film's passage names its director,
+    # the director's own passage says where she was born; a passage sharing only common
+    # words with the question must rank below both.
+    graph = _graph(
+        {
+            "film": ["blue harbour", "lucia ferro"],
+            "director": ["lucia ferro", "turin"],
+            "other": ["marco vela", "genoa"],
+            "busy": ["turin", "milan", "rome", "blue"],
+        }
+    )
+    seeds = graph.names_in("Where was the director of Blue Harbour born?")
+    units, _ = graph.personalized_pagerank({}, seeds, damping=0.7)
+    ranked = [graph.unit_ids[i] for i in np.argsort(-units)]
+    assert ranked[:2] == ["film", "director"]
+    assert units[graph.unit_ids.index("other")] == 0  # not connected to the question at all
+
+
+def test_a_given_title_heads_every_text_unit_of_its_document_file_names_do_not():
+    documents = pl.DataFrame(
+        {
+            "id": ["row", "file"],
+            "title": ["Heinkel HD 38", "notes.txt"],
+            "text": ["It was a German fighter. " * 200, "Plain notes. " * 10],
+            "corpus": "c",
+            "source_partition": ["c/planes.jsonl", "c/notes.txt"],
+            "source_path": ["planes.jsonl", "notes.txt"],
+        }
+    )
+    units = chunk_documents(documents)
+    titled = units.filter(pl.col("document_id") == "row")["text"].to_list()
+    assert len(titled) > 1 and all(text.startswith("Heinkel HD 38\n\n") for text in titled)
+    assert titled[0].startswith("Heinkel HD 38\n\nIt was")
+    assert units.filter(pl.col("document_id") == "file")["text"][0].startswith("Plain notes.")
