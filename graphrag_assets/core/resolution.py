@@ -1,19 +1,54 @@
 """Entity resolution beyond exact names.
 
-Names are first normalised (``name_key``: case, width, punctuation, whitespace). Then
-candidate pairs of the same type are found among names sharing a word (blocking keeps
-this near-linear) and merged when:
+Names are first normalised (``name_key``: case, width, punctuation, whitespace); names
+with one key are one entity by construction. Beyond that, a similar spelling is no
+evidence: "Louis XII"/"Louis XIII", "Michael Herr"/"Michel Herr", "Romania"/"Romanian",
+"Andrew"/"Andrews", "Prince of Beira"/"Princess of Beira", "Jack Black"/"Black Jack" are
+different things. Two names of compatible types (the same, or one untyped; a lower-case
+concept such as "world records" is never a name such as "World Record") are proposed as
+one entity only on evidence, which becomes the pair's ``reason``:
 
-- their spellings are close (rapidfuzz token-sort ratio >= ``name_similarity``:
-  "Cratchit" / "Cratchits", "Xiamen Univ." / "Xiamen University");
-- their character-trigram vectors are close (cosine >= ``vector_similarity``), which
-  catches reorderings and inflections the ratio misses;
-- for people, a one-word name is the first or last word of exactly one longer name of
-  the same type ("Scrooge" / "Ebenezer Scrooge"); ambiguous short names are left alone.
+- "punctuation, spacing or diacritics": the same letters, in the same words or in words
+  only joined or split ("Beyoncé"/"Beyonce", "D'Arcy"/"Darcy", "Front Line"/"Frontline";
+  not "George S"/"Georges");
+- "inflection": word for word the same but for a plural, in lower-case phrases
+  ("leading actor"/"leading actors"); a name's plural only where the two occur together
+  and the plural is written as one ("the Cratchits"): "inflection in same text unit" (or
+  "... document"). "Rolling Stone"/"Rolling Stones", "Andrew"/"Andrews" stay apart;
+- "abbreviation": word for word the same but for a word the shorter name abbreviates
+  with a full stop after three letters or more ("Xiamen Univ."/"Xiamen University"; "Mr."
+  is no "Mrs") or conventionally ("St"/"Saint");
+- "honorific dropped": "King Constantine II of Greece"/"Constantine II of Greece", when
+  no other honorific goes with the bare name and it begins no longer name ("Henry IV"
+  beside "Emperor Henry IV" and "Henry IV of France" is left alone);
+- "acronym in same text unit" (or "... document"): an all-capital name whose letters are
+  the initials of exactly one other name, the two occurring together
+  ("NASA"/"National Aeronautics and Space Administration"): an acronym elsewhere in a
+  corpus is too often another name's;
+- "alias in same text unit" (or "... document"): a one-word name, not a common word, is
+  the first or last name of exactly one full name (names only: not "Old Fezziwig", "Duke
+  of Buckingham") in the corpus, one of the two is a person, and they occur together:
+  "Scrooge"/"Ebenezer Scrooge". "Ali" beside "Ali Khan" and "Ali Hassan", "Day" beside
+  "Christmas Day", and, among separate documents, a short name mostly found without the
+  full name ("Mecca" beside "Mecca Hart") are left alone;
+- "spelling variant, same context": one letter added, dropped, changed or two swapped
+  inside a long word (not its first or last letter, where different words and names
+  differ: "Romania"/"Romanian", "Julie"/"Juliet"), same type, never in one text unit
+  together (where they would be two things), and the sentences around each name share
+  most of their words ("Xiamen Universty"/"Xiamen University").
+
+"Together" is one text unit or one source file that is one document (a text file, not
+a table of documents). Whatever the rule, names whose numbers, Roman numerals or
+generations differ are never merged ("Apollo 11"/"Apollo 13", "Lothair I"/"Lothair II",
+"Paul Allen"/"Paul Allen Jr").
+
+Blocking keeps this near-linear: the word rules only compare names equal but for one
+word in one position whose differing words share a signature (a singular, a one-letter
+deletion, an abbreviation); the others look names up by their letters, initials, first
+and last words, or key without honorifics.
 
 These proposals are pairs (``candidate_pairs``). Each pair gets a decision: by default the
-rule's own (``rule_decisions``), or a model's verdict (``core.merge_confirmation``). Names
-that normalise to the same key are one entity without any decision.
+rule's own (``rule_decisions``), or a model's verdict (``core.merge_confirmation``).
 
 Accepted pairs are grouped (union-find); a pair is not applied when it would put two
 names the decisions told apart into one group. Merged groups take the most frequent name
@@ -24,13 +59,20 @@ and score, who decided and why, so it can be stored and queried (table ``entity_
 
 from __future__ import annotations
 
-from collections import defaultdict
+import math
+import re
+import unicodedata
+from collections import Counter, defaultdict
 from dataclasses import dataclass
+from itertools import combinations
+from typing import NamedTuple
 
 import polars as pl
-from rapidfuzz import fuzz
+from rapidfuzz.distance import OSA
 
-from .embedding import HashedNgramEmbedder
+from .extraction.names import name_key
+from .extraction.stopwords import STOPWORDS
+from .inputs import TEXT_SUFFIXES
 
 MERGE_COLUMNS = {
     "corpus": pl.String,
@@ -38,7 +80,7 @@ MERGE_COLUMNS = {
     "title": pl.String,
     "merged_into_key": pl.String,
     "merged_into_title": pl.String,
-    "reason": pl.String,  # the rule that proposed the merge
+    "reason": pl.String,  # the evidence that proposed the merge
     "score": pl.Float64,
     "decided_by": pl.String,  # "rule", the confirming model's name, or FALLBACK
     "rejected": pl.Boolean,  # proposed but not applied: name_key stays its own entity
@@ -49,13 +91,21 @@ DECISION_COLUMNS = PAIR_COLUMNS | {"same": pl.Boolean, "decided_by": pl.String, 
 RULE = "rule"
 FALLBACK = "rule (LLM failed)"
 
+SPELLING = "punctuation, spacing or diacritics"
+INFLECTION = "inflection"
+ABBREVIATION = "abbreviation"
+HONORIFIC = "honorific dropped"
+ACRONYM = "acronym"
+ALIAS = "alias"
+VARIANT = "spelling variant, same context"
+
 
 @dataclass(frozen=True)
 class ResolutionSettings:
     enabled: bool = True
-    name_similarity: float = 90.0
-    vector_similarity: float = 0.9
     min_name_length: int = 4  # shorter names are too ambiguous to merge by spelling
+    min_variant_length: int = 6  # one letter apart, shorter words are usually different words
+    min_context_similarity: float = 0.5  # cosine of the words around two spelling variants
 
 
 class UnionFind:
@@ -74,64 +124,410 @@ class UnionFind:
 
 
 UNTYPED = {"", "OTHER"}
+PERSON = "PERSON"
+CONCEPT = "CONCEPT"
+# Leading words that address a person without being part of the name. Not "saint" ("St
+# Louis" is a city) nor family words ("Uncle Tom").
+HONORIFICS = frozenset(
+    "mr mrs ms miss mister dr sir dame lord lady king queen prince princess emperor empress tsar sultan pope "
+    "president senator governor general colonel captain admiral professor prof".split()
+)
+# Abbreviations written without a full stop, or that lost it in extraction.
+CONVENTIONAL_ABBREVIATIONS = {
+    "st": {"saint", "street"}, "mt": {"mount"}, "ft": {"fort"}, "univ": {"university"}, "corp": {"corporation"},
+    "co": {"company"}, "inc": {"incorporated"}, "ltd": {"limited"}, "dept": {"department"}, "intl": {"international"},
+    "natl": {"national"}, "assn": {"association"}, "bros": {"brothers"}, "inst": {"institute"}, "jr": {"junior"}, "sr": {"senior"},
+}
+EXPANSIONS = {
+    full: {short for short, fulls in CONVENTIONAL_ABBREVIATIONS.items() if full in fulls}
+    for fulls in CONVENTIONAL_ABBREVIATIONS.values()
+    for full in fulls
+}
+# Words that an acronym may skip ("NASA": National Aeronautics and Space Administration)
+# and after which a word is a place, not a person's name ("Duke of Buckingham").
+CONNECTORS = frozenset("of and the for in on at to de du des la le von van da del &".split())
+GENERATIONS = {"jr": "jr", "junior": "jr", "sr": "sr", "senior": "sr"}
+_ROMAN = re.compile(r"^(?=[ivxlcdm])m{0,3}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
+_NUMERAL_HINT = re.compile(r"\d|\b(?:jr|sr|junior|senior)\b|\s[ivxlcdm]+\b")
+_TITLE_TOKEN = re.compile(r"[^\W_]+")
+_TITLE_WORD = re.compile(r"[^\s,;:()\[\]]+")
+# An apostrophe or hyphen inside a word ("D'Arcy", "Spider-Man"), not a possessive.
+_INNER_MARK = re.compile(r"(?<=\w)['’\-‐](?!s\b)(?=\w)")
+_ABBREVIATED = re.compile(r"([^\W\d_]+)\.")
+_LOWER_WORD = r"\b[a-z]+\b"
+_CONTEXT_WORD = re.compile(r"[^\W\d_]{3,}")
 
 
-def _compatible(type_a: str, type_b: str) -> bool:
-    return type_a == type_b or type_a in UNTYPED or type_b in UNTYPED
+class Name(NamedTuple):
+    """What the rules know of one name_key."""
+
+    key: str
+    title: str
+    type: str
+    words: tuple[str, ...]
+    spelled: tuple[str, ...]  # the words without inner apostrophes, hyphens and diacritics
+    units: frozenset[str]  # text units it occurs in
+    documents: frozenset[str]  # one-document sources it occurs in
+    abbreviated: frozenset[str]  # its words written with a full stop ("univ" in "Xiamen Univ.")
+    numerals: tuple[str, ...]  # numbers, Roman numerals, generations: what tells namesakes apart
 
 
-def _same_words(a: str, b: str, settings: ResolutionSettings) -> bool:
-    """Word by word, each pair equal, an inflection (one a prefix of the other, at most two
-    letters longer: plural, possessive) or a near-identical spelling of a long word."""
-    words_a, words_b = a.split(), b.split()
-    if len(words_a) != len(words_b):
+def _spelled(key: str, title: str) -> tuple[str, ...]:
+    if _INNER_MARK.search(title):
+        key = name_key(_INNER_MARK.sub("", title))
+    if not key.isascii():
+        key = "".join(c for c in unicodedata.normalize("NFKD", key) if not unicodedata.combining(c))
+    return tuple(key.split())
+
+
+def _numerals(words: tuple[str, ...], title: str) -> tuple[str, ...]:
+    found, capitals = [], None
+    if not _NUMERAL_HINT.search(" ".join(words)):
+        return ()
+    for position, word in enumerate(words):
+        if word in GENERATIONS:
+            found.append(GENERATIONS[word])
+        elif not word.isalpha() and any(c.isdigit() for c in word):
+            found.append(word)
+        elif position > 0 and _ROMAN.match(word):
+            # A Roman numeral follows a name in capitals ("Louis XIV"); "Jet Li" has a word.
+            capitals = capitals or set(_TITLE_TOKEN.findall(title))
+            if word.upper() in capitals:
+                found.append(word)
+    return tuple(sorted(found))
+
+
+def _names(records: pl.DataFrame) -> dict[str, Name]:
+    one_document = pl.any_horizontal(*(pl.col("source_partition").str.to_lowercase().str.ends_with(s) for s in sorted(TEXT_SUFFIXES)))
+    scopes = records.group_by("name_key").agg(
+        pl.col("text_unit_id").unique().alias("units"),
+        pl.col("source_partition").filter(one_document).unique().alias("documents"),
+        pl.col("title").filter(pl.col("title").str.contains(".", literal=True)).unique().alias("dotted"),
+    )
+    names = {}
+    for key, title, kind, units, documents, dotted in name_stats(records).join(scopes, on="name_key").select(
+        "name_key", "title", "type", "units", "documents", "dotted"
+    ).iter_rows():
+        words = tuple(key.split())
+        abbreviated = {w.casefold() for t in dotted for w in _ABBREVIATED.findall(t)} & set(words)
+        names[key] = Name(
+            key, title, kind, words, _spelled(key, title), frozenset(units), frozenset(documents), frozenset(abbreviated), _numerals(words, title)
+        )
+    return names
+
+
+def _compatible(a: Name, b: Name) -> bool:
+    # A concept is a common noun phrase ("world records"), never a name ("World Record").
+    types = {a.type, b.type}
+    return (len(types) == 1 or (bool(types & UNTYPED) and CONCEPT not in types)) and a.numerals == b.numerals
+
+
+def _together(a: Name, b: Name) -> str | None:
+    """Where two names occur together, if they do."""
+    if a.units & b.units:
+        return "text unit"
+    if a.documents & b.documents:
+        return "document"
+    return None
+
+
+def _pair(a: Name, b: Name) -> tuple[str, str]:
+    return (a.key, b.key) if a.key < b.key else (b.key, a.key)
+
+
+def _respaced(x: tuple[str, ...], y: tuple[str, ...]) -> bool:
+    """The same letters split into words differently by joining whole words only, none of
+    them a single letter (an initial: "George S" is not "Georges")."""
+
+    def cuts(words):
+        return {sum(map(len, words[:i])) for i in range(1, len(words))}
+
+    if min(map(len, x + y)) < 2:
         return False
-    for x, y in zip(words_a, words_b):
-        if x == y:
-            continue
-        short, long = sorted((x, y), key=len)
-        if long.startswith(short) and len(long) - len(short) <= 2 and len(short) >= 3:
-            continue
-        if min(len(x), len(y)) >= 6 and fuzz.ratio(x, y) >= settings.name_similarity:
-            continue
-        return False
-    return True
+    return cuts(x) <= cuts(y) or cuts(y) <= cuts(x)
 
 
-def candidate_merges(names: pl.DataFrame, settings: ResolutionSettings = ResolutionSettings()) -> list[tuple[str, str, str, float]]:
-    """(key a, key b, reason, score) for names (name_key, type) that denote one entity."""
-    types = {row["name_key"]: row["type"] for row in names.iter_rows(named=True)}
-    keys_all = [k for k in types if len(k) >= settings.min_name_length]
-    # Blocking: only names sharing the first five letters of a word are compared, which
-    # keeps inflections ("cratchit"/"cratchits") together and the work near-linear.
-    blocks: dict[str, list[str]] = defaultdict(list)
-    for key in keys_all:
-        for word in {w[:5] for w in key.split()}:
-            if len(word) >= 3:
-                blocks[word].append(key)
-    embedder = HashedNgramEmbedder(256)
+def _same_letters(names: dict[str, Name], settings: ResolutionSettings) -> dict[tuple[str, str], str]:
+    by_letters: dict[str, list[Name]] = defaultdict(list)
+    for name in names.values():
+        letters = "".join(name.spelled)
+        if len(letters) >= settings.min_name_length:
+            by_letters[letters].append(name)
+    return {
+        _pair(a, b): SPELLING
+        for group in by_letters.values()
+        for a, b in combinations(group, 2)
+        if _compatible(a, b) and (a.spelled == b.spelled or _respaced(a.spelled, b.spelled))
+    }
+
+
+def _is_inflection(x: str, y: str) -> bool:
+    short, long = sorted((x, y), key=len)
+    return len(short) >= 3 and (long in (short + "s", short + "es") or (short.endswith("y") and long == short[:-1] + "ies"))
+
+
+def _abbreviates(short: Name, word: str, full: str) -> bool:
+    # Two letters and a full stop are too short to say which word ("Mr."/"Mrs", "St."/"Stephen").
+    return full in CONVENTIONAL_ABBREVIATIONS.get(word, ()) or (len(word) >= 3 and word in short.abbreviated and full.startswith(word))
+
+
+def _is_variant(x: str, y: str, settings: ResolutionSettings) -> bool:
+    # Inside the word only: the first and last letters are where different words differ.
+    return min(len(x), len(y)) >= settings.min_variant_length and x[0] == y[0] and x[-1] == y[-1] and OSA.distance(x, y) == 1
+
+
+def _variant_groups(words: set[str], settings: ResolutionSettings) -> list[list[str]]:
+    """Groups of long words that share a deletion of one letter inside the word (or that
+    one word is the other's deletion): every two words one edit apart inside the word
+    share a group."""
+    long = pl.DataFrame({"word": sorted(w for w in words if len(w) >= settings.min_variant_length)}, schema={"word": pl.String})
+    deleted = (
+        long.with_columns(pl.int_ranges(0, pl.col("word").str.len_chars() - 1).alias("at"))
+        .explode("at")
+        # at 0 stands for the word itself; at i deletes letter i, never the first or last
+        .with_columns(
+            pl.when(pl.col("at") == 0)
+            .then(pl.col("word"))
+            .otherwise(pl.col("word").str.slice(0, pl.col("at")) + pl.col("word").str.slice(pl.col("at") + 1))
+            .alias("deleted")
+        )
+        .group_by("deleted")
+        .agg(pl.col("word").unique().sort())
+        .filter(pl.col("word").list.len() > 1)
+    )
+    return deleted["word"].to_list()
+
+
+def _word_pairs(words: set[str], marked: set[str], settings: ResolutionSettings) -> dict[tuple[str, str], str]:
+    """(word, other word) -> INFLECTION, ABBREVIATION (the short word first) or VARIANT,
+    among the distinct words of all names."""
+    found: dict[tuple[str, str], str] = {}
+    marked_starts = {m[:3] for m in marked}
+    for word in words:
+        if word.endswith("s"):
+            for singular in (word[:-1], word[:-2], word[:-3] + "y"):
+                if singular in words and _is_inflection(singular, word):
+                    found[(singular, word)] = INFLECTION
+        for short in EXPANSIONS.get(word, ()):
+            found[(short, word)] = ABBREVIATION
+        if word[:3] in marked_starts:
+            found.update(((word[:i], word), ABBREVIATION) for i in range(3, len(word)) if word[:i] in marked)
+    for group in _variant_groups(words, settings):
+        for x, y in combinations(group, 2):
+            if _is_variant(x, y, settings):
+                found.setdefault((x, y), VARIANT)
+    return found
+
+
+def _one_word_apart(names: dict[str, Name], settings: ResolutionSettings) -> dict[tuple[str, str], tuple[str, Name, Name, str]]:
+    """Name pairs equal but for one word that is an inflection (INFLECTION), an
+    abbreviation (ABBREVIATION) or a spelling variant (VARIANT) of the other's, as (rule,
+    the name with the singular or short word, the other name, that word); inflections
+    and variants still need their evidence checked."""
+    # word -> the other words of each name holding it, with its place -> that name
+    places: dict[str, dict[str, str]] = defaultdict(dict)
+    for name in names.values():
+        if len(name.key) >= settings.min_name_length:
+            words = name.words
+            for position, word in enumerate(words):
+                places[word][f"{position}|{' '.join(words[:position])}|{' '.join(words[position + 1 :])}"] = name.key
+    marked = set().union(*(n.abbreviated for n in names.values()))
+    found: dict[tuple[str, str], tuple[str, Name, Name, str]] = {}
+    for (x, y), rule in _word_pairs(set(places), marked, settings).items():
+        with_x, with_y = places[x], places[y]
+        for place in with_x.keys() & with_y.keys():
+            name_x, name_y = names[with_x[place]], names[with_y[place]]
+            if not _compatible(name_x, name_y):
+                continue
+            if (
+                rule == INFLECTION
+                or (rule == ABBREVIATION and _abbreviates(name_x, x, y))
+                or (rule == VARIANT and name_x.type == name_y.type and not name_x.units & name_y.units)
+            ):
+                found.setdefault(_pair(name_x, name_y), (rule, name_x, name_y, x))
+    return found
+
+
+def _without_honorifics(words: tuple[str, ...]) -> tuple[str, ...]:
+    while words and words[0] in HONORIFICS:
+        words = words[1:]
+    return words
+
+
+def _honorifics_dropped(names: dict[str, Name]) -> dict[tuple[str, str], str]:
+    titled: dict[str, list[Name]] = defaultdict(list)
+    for name in names.values():
+        bare = _without_honorifics(name.words)
+        # A capital: "general theatrical release" has no honorific. One word left is a
+        # first or last name, which only the alias rule decides on.
+        if name.title[:1].isupper() and len(bare) >= 2 and bare != name.words and bare[0] not in CONNECTORS and " ".join(bare) in names:
+            titled[" ".join(bare)].append(name)
+    # A bare name that begins another one is short for several ("Henry IV" of "Emperor
+    # Henry IV" and "Henry IV of France").
+    longer = set()
+    for name in names.values():
+        bare = _without_honorifics(name.words)
+        longer.update(prefix for n in range(2, len(bare)) if (prefix := " ".join(bare[:n])) in titled)
+    found = {}
+    for key, forms in titled.items():
+        bare = names[key]
+        forms = [form for form in forms if _compatible(form, bare)]
+        if len(forms) == 1 and key not in longer and len(bare.spelled) >= 2:
+            found[_pair(forms[0], bare)] = HONORIFIC
+    return found
+
+
+def _acronym(name: Name) -> str | None:
+    """The letters of an acronym: an all-capital word ("NASA") or spelled-out letters ("U.S.A.")."""
+    if len(name.words) == 1 and name.title.isupper() and 2 <= len(name.key) <= 8 and name.key.isalpha():
+        return name.key
+    if len(name.words) >= 2 and all(len(w) == 1 and w.isalpha() for w in name.words):
+        return "".join(name.words)
+    return None
+
+
+def _capitalised(word: str) -> bool:
+    return word[:1].isupper() and not (len(word) > 1 and word.isupper())
+
+
+def _acronyms(names: dict[str, Name]) -> dict[tuple[str, str], str]:
+    acronyms = {name.key: letters for name in names.values() if (letters := _acronym(name))}
+    by_initials: dict[str, set[str]] = defaultdict(set)
+    wanted = set(acronyms.values())
+    for name in names.values():
+        content = [w for w in name.words if w not in CONNECTORS]
+        if len(content) < 2 or name.key in acronyms:
+            continue
+        for initials in {"".join(w[0] for w in name.words), "".join(w[0] for w in content)} & wanted:
+            by_initials[initials].add(name.key)
+    found = {}
+    for key, letters in acronyms.items():
+        short = names[key]
+        expansions = [names[k] for k in by_initials.get(letters, ()) if _compatible(short, names[k])]
+        # Only a name written with capitals has an acronym ("mentally-ill teen" is no "MIT"),
+        # and not one holding an acronym already ("VPL Research" is no "VR").
+        expansions = [e for e in expansions if all(_capitalised(w) for w in _TITLE_WORD.findall(e.title) if w.casefold() not in CONNECTORS)]
+        if len(expansions) == 1 and (where := _together(short, expansions[0])):
+            found[_pair(short, expansions[0])] = f"{ACRONYM} in same {where}"
+    return found
+
+
+def _lowercase_words(records: pl.DataFrame) -> set[str]:
+    """The words the descriptions use in lower case: common words, not names ("day" in
+    "Christmas Day", "old" in "Old Fezziwig")."""
+    found = records.select(pl.col("description").unique().str.extract_all(_LOWER_WORD).explode().unique())
+    return set(found.to_series().drop_nulls().to_list())
+
+
+def _aliases(names: dict[str, Name], common: set[str]) -> dict[tuple[str, str], tuple[str, float]]:
+    """A one-word name as the first or last name of exactly one full name in the corpus,
+    when the two occur together; scored by the share of the short name's text units that
+    hold the full name too."""
+    by_end: dict[str, list[Name]] = defaultdict(list)
+    for name in names.values():
+        bare = _without_honorifics(name.words)
+        if len(name.words) < 2 or not bare or len(set(bare)) < len(bare):  # "Scrooge Scrooge" is a stutter
+            continue
+        # Only an end that stands as a word of its own ("Geni" in "Saint-Geni" does not).
+        for end in {bare[0], bare[-1]} & set(name.spelled):
+            # A full name is names only: not "Old Fezziwig", "Duke of Buckingham", "Glamis Castle".
+            if all(w not in common and w not in CONNECTORS for w in bare if w != end):
+                by_end[end].append(name)
+    found = {}
+    for short in names.values():
+        # Not a common word ("Day" of "Christmas Day") nor an acronym ("CIE" after a name).
+        if len(short.words) != 1 or len(short.key) < 3 or short.numerals or not _capitalised(short.title) or short.key in common:
+            continue
+        owners = [n for n in by_end.get(short.key, ()) if _compatible(short, n)]
+        # "Mr. Scrooge" is a way of writing "Scrooge", not another owner of the name,
+        # unless no other name owns it ("Itzcoatl" / "Emperor Itzcoatl").
+        owners = [n for n in owners if _without_honorifics(n.words) != short.words] or owners
+        if len(owners) != 1 or PERSON not in (short.type, owners[0].type):
+            continue
+        full = owners[0]
+        shared = short.units & full.units
+        # In a collection of separate documents, a short name found mostly away from the
+        # full name names something else too ("Mecca" the city beside "Mecca Hart").
+        if short.documents & full.documents or 2 * len(shared) >= len(short.units):
+            where = "text unit" if shared else "document"
+            found[_pair(short, full)] = (f"{ALIAS} in same {where}", round(len(shared) / len(short.units), 3))
+    return found
+
+
+def _context(records: pl.DataFrame, keys: set[str]) -> dict[str, dict[str, list[str]]]:
+    """key -> text unit -> the descriptions of that name there, in lower case."""
+    context: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    if keys:
+        rows = records.filter(pl.col("name_key").is_in(sorted(keys))).select("name_key", "text_unit_id", pl.col("description").fill_null(""))
+        for key, unit, description in rows.iter_rows():
+            context[key][unit].append(description.casefold())
+    return context
+
+
+def _written_as_plural(name: Name, context: dict[str, dict[str, list[str]]]) -> bool:
+    """Most text units that mention a plural name write it as a plural ("the Cratchits")."""
+    written = re.sub(r"^the\s+", "", name.title.casefold())  # the title may hold its article
+    plural = re.compile(r"\bthe " + re.escape(written) + r"\b")
+    units = context[name.key].values()
+    return 2 * sum(any(plural.search(d) for d in descriptions) for descriptions in units) >= len(units) > 0
+
+
+def _context_similarity(a: Name, b: Name, context: dict[str, dict[str, list[str]]]) -> float:
+    """Cosine of the words (not the names' own, nor function words) in the sentences
+    around each name, each text unit counting a word once."""
+    own = set(a.words) | set(b.words)
+
+    def bag(name: Name) -> Counter:
+        words: Counter = Counter()
+        for descriptions in context[name.key].values():
+            words.update({w for d in descriptions for w in _CONTEXT_WORD.findall(d)} - own - STOPWORDS)
+        return words
+
+    x, y = bag(a), bag(b)
+    norm = math.sqrt(sum(n * n for n in x.values()) * sum(n * n for n in y.values()))
+    return sum(n * y[w] for w, n in x.items()) / norm if norm else 0.0
+
+
+def _word_evidence(
+    records: pl.DataFrame, apart: dict[tuple[str, str], tuple[str, Name, Name, str]], settings: ResolutionSettings
+) -> dict[tuple[str, str], tuple[str, float]]:
+    """The pairs one word apart that have their evidence: an abbreviation; an inflection of
+    a common noun phrase ("leading actors"), or of a name written as a plural where both
+    occur together ("the Cratchits": "Rolling Stone" and "Rolling Stones" never meet); a
+    variant in the same context."""
+    plurals = {b.key for rule, a, b, _ in apart.values() if rule == INFLECTION and not a.title.islower()}
+    variants = {name.key for rule, a, b, _ in apart.values() if rule == VARIANT for name in (a, b)}
+    context = _context(records, plurals | variants)
+    found = {}
+    for pair, (rule, a, b, _) in apart.items():
+        if rule == ABBREVIATION:
+            found[pair] = (ABBREVIATION, 1.0)
+        elif rule == INFLECTION and a.title.islower() and b.title.islower():
+            found[pair] = (INFLECTION, 1.0)
+        elif rule == INFLECTION and (where := _together(a, b)) and _written_as_plural(b, context):
+            found[pair] = (f"{INFLECTION} in same {where}", 1.0)
+        elif rule == VARIANT and (similarity := _context_similarity(a, b, context)) >= settings.min_context_similarity:
+            found[pair] = (VARIANT, round(similarity, 3))
+    return found
+
+
+def candidate_pairs(records: pl.DataFrame, settings: ResolutionSettings = ResolutionSettings()) -> pl.DataFrame:
+    """The merges the rules propose for extracted entity records (text_unit_id,
+    source_partition, name_key, title, type, description, mentions), as pairs (PAIR_COLUMNS)."""
+    if not settings.enabled or records.is_empty():
+        return pl.DataFrame(schema=PAIR_COLUMNS)
+    names = _names(records)
     pairs: dict[tuple[str, str], tuple[str, float]] = {}
-    for word, keys in blocks.items():
-        keys = sorted(set(keys))
-        if len(keys) < 2 or len(keys) > 200:  # a word shared by hundreds of names says nothing
-            continue
-        vectors = embedder.embed(keys)
-        similarity = vectors @ vectors.T
-        for i, a in enumerate(keys):
-            for j in range(i + 1, len(keys)):
-                b = keys[j]
-                if (a, b) in pairs or not _compatible(types[a], types[b]):
-                    continue
-                if _same_words(a, b, settings):
-                    pairs[(a, b)] = ("spelling", round(fuzz.token_sort_ratio(a, b), 1))
-                elif similarity[i, j] >= settings.vector_similarity and fuzz.token_sort_ratio(a, b) >= settings.name_similarity:
-                    pairs[(a, b)] = ("trigram vectors", round(float(similarity[i, j]), 3))
-        people = [k for k in keys if types[k] in {"PERSON", *UNTYPED}]
-        for short in (k for k in people if " " not in k and types[k] == "PERSON"):
-            owners = [k for k in people if " " in k and short in (k.split()[0], k.split()[-1])]
-            if len(owners) == 1:
-                pairs[tuple(sorted((short, owners[0])))] = ("part of a full name", 1.0)
-    return [(a, b, reason, score) for (a, b), (reason, score) in sorted(pairs.items())]
+    # The first rule to find a pair names its evidence: the plainest first.
+    for found in (_same_letters(names, settings), _honorifics_dropped(names), _acronyms(names)):
+        for pair, reason in found.items():
+            pairs.setdefault(pair, (reason, 1.0))
+    apart = {pair: found for pair, found in _one_word_apart(names, settings).items() if pair not in pairs}
+    for found in (_word_evidence(records, apart, settings), _aliases(names, _lowercase_words(records))):
+        for pair, evidence in found.items():
+            pairs.setdefault(pair, evidence)
+    rows = [(a, b, reason, score) for (a, b), (reason, score) in sorted(pairs.items())]
+    return pl.DataFrame(rows, schema=PAIR_COLUMNS, orient="row")
 
 
 def name_stats(records: pl.DataFrame) -> pl.DataFrame:
@@ -144,13 +540,6 @@ def name_stats(records: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def candidate_pairs(records: pl.DataFrame, settings: ResolutionSettings = ResolutionSettings()) -> pl.DataFrame:
-    """The merges the rules propose for extracted entity records, as pairs (PAIR_COLUMNS)."""
-    if not settings.enabled or records.is_empty():
-        return pl.DataFrame(schema=PAIR_COLUMNS)
-    return pl.DataFrame(candidate_merges(name_stats(records), settings), schema=PAIR_COLUMNS, orient="row")
-
-
 def rule_decisions(pairs: pl.DataFrame) -> pl.DataFrame:
     """Every proposed pair accepted on the rule's word."""
     return pairs.with_columns(pl.lit(True).alias("same"), pl.lit(RULE).alias("decided_by"), pl.lit(None, pl.String).alias("decision_reason"))
@@ -159,9 +548,10 @@ def rule_decisions(pairs: pl.DataFrame) -> pl.DataFrame:
 def resolve(
     records: pl.DataFrame, corpus: str, settings: ResolutionSettings = ResolutionSettings(), decisions: pl.DataFrame | None = None
 ) -> tuple[dict[str, str], pl.DataFrame]:
-    """(name_key -> canonical name_key, merges) from extracted entity records
-    (name_key, title, type, mentions) and the decisions on the proposed pairs
-    (DECISION_COLUMNS; by default the rules' proposals, all accepted)."""
+    """(name_key -> canonical name_key, merges) from extracted entity records (name_key,
+    title, type, mentions; and what ``candidate_pairs`` reads when no decisions are given)
+    and the decisions on the proposed pairs (DECISION_COLUMNS; by default the rules'
+    proposals, all accepted)."""
     if decisions is None:
         decisions = rule_decisions(candidate_pairs(records, settings))
     if decisions.is_empty():
