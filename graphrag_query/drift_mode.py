@@ -128,7 +128,7 @@ def prepare_drift(question: str, reader: IndexReader, settings: DriftSettings = 
         prompt, values = "drift_reduce", {"question": question, "context": answers, "response_type": settings.response_type}
         answer, generated_by = "", llm.model
     else:
-        answer, generated_by = compose(question, evidence, limit=8), "extractive"
+        answer, generated_by = compose(question, evidence, limit=8, graph=reader.mention_graph), "extractive"
     tree = pl.DataFrame(nodes, schema={"id": pl.Int64, "parent": pl.Int64, "depth": pl.Int64, "question": pl.String, "score": pl.Int64, "answer": pl.String})
     # The answer reads every step's best sources first (each step's rank 1, then rank 2...).
     found = pl.concat(sources).sort("rank", maintain_order=True).unique("id", maintain_order=True) if sources else None

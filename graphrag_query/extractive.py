@@ -25,14 +25,20 @@ def _clean(sentence: str) -> str:
     return re.sub(r"\s+", " ", sentence).strip()
 
 
-def best_sentences(question: str, evidence: list[Evidence], limit: int = 6) -> list[tuple[str, str, int]]:
-    """(sentence, citation, score) of the most relevant distinct sentences, best first."""
-    candidates: list[tuple[str, str]] = []
+def _candidates(evidence: list[Evidence]) -> list[tuple[str, str]]:
+    """(sentence, citation) of every quotable sentence of the evidence, in order."""
+    candidates = []
     for item in evidence:
         for sentence in split_sentences(item.text):
             sentence = _clean(sentence)
             if len(sentence) >= 20 and not sentence.startswith("#"):
                 candidates.append((sentence, item.citation))
+    return candidates
+
+
+def best_sentences(question: str, evidence: list[Evidence], limit: int = 6) -> list[tuple[str, str, int]]:
+    """(sentence, citation, score) of the most relevant distinct sentences, best first."""
+    candidates = _candidates(evidence)
     if not candidates:
         return []
     scorer = RelevanceScorer(question, [sentence for sentence, _ in candidates])
@@ -46,7 +52,54 @@ def best_sentences(question: str, evidence: list[Evidence], limit: int = 6) -> l
     return [(sentence, citation, score) for score, _, sentence, citation in scored[:limit] if score > 0]
 
 
-def compose(question: str, evidence: list[Evidence], limit: int = 6, lead: str = "") -> str:
+MAX_BRIDGES = 3
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def follow_bridges(
+    question: str, evidence: list[Evidence], picked: list[tuple[str, str, int]], graph, name_scores=None
+) -> list[tuple[str, str, str]]:
+    """(bridge name, sentence, citation): the second hop of a multi-hop question. The best
+    sentences name things the question does not ("Blue Harbour is a film directed by Lucia
+    Ferro"); for each such name, the sentence about it that best covers the rest of the
+    question ("Lucia Ferro was born in Turin"), which on its own shares too little with the
+    question to be picked. ``graph`` is the index's ``MentionGraph``: names are matched as
+    whole words, as for local search; ``name_scores`` (the walk's score of each name, when
+    there was one) orders the candidate names, else the most specific come first."""
+    asked = set(graph.mentions_in(question))
+    bridges: dict[int, str] = {}
+    for sentence, _, _ in picked[: MAX_BRIDGES + 1]:
+        for position, surface in graph.mentions_in(sentence).items():
+            # Proper names only (lower-case noun phrases are topics, not hops).
+            if position not in asked and (surface[:1].isupper() or _CJK.match(surface)):
+                bridges.setdefault(position, surface)
+    # The names the walk from the question reached most for their number of text units (a
+    # name in few text units is a hop, one in many, such as a nationality, a topic);
+    # without a walk, the most specific.
+    specificity = graph.units_per_name
+    order = (lambda p: -name_scores[p] / specificity[p]) if name_scores is not None else (lambda p: specificity[p])
+    bridges = dict(sorted(bridges.items(), key=lambda item: order(item[0]))[:MAX_BRIDGES])
+    if not bridges:
+        return []
+    used = {sentence for sentence, _, _ in picked}
+    candidates = [(s, c) for s, c in _candidates(evidence) if s not in used]
+    scorer = RelevanceScorer(question, [s for s, _ in candidates] or [question])
+    followed = []
+    for position, surface in bridges.items():
+        # Coverage may be 0 ("born" asked as "birth"): the first sentence about the name,
+        # in ranking order, then says what it is.
+        about = [(scorer.coverage(s), -order, s, c) for order, (s, c) in enumerate(candidates) if position in graph.mentions_in(s)]
+        best = max(about, default=None)
+        if best is not None:
+            used.add(best[2])
+            candidates = [(s, c) for s, c in candidates if s != best[2]]
+            followed.append((surface, best[2], best[3]))
+    return followed
+
+
+def compose(question: str, evidence: list[Evidence], limit: int = 6, lead: str = "", graph=None, name_scores=None) -> str:
+    """The extractive answer: the best sentences, then (with the index's mention graph)
+    the sentences that follow the names they mention to the second hop."""
     picked = best_sentences(question, evidence, limit)
     if not picked:
         return NO_DATA_ANSWER
@@ -54,4 +107,6 @@ def compose(question: str, evidence: list[Evidence], limit: int = 6, lead: str =
     if lead:
         lines.append(lead)
     lines += [f"- {sentence} [Data: {citation}]" for sentence, citation, _ in picked]
+    if graph is not None:
+        lines += [f"- Following {name}: {sentence} [Data: {citation}]" for name, sentence, citation in follow_bridges(question, evidence, picked, graph, name_scores)]
     return "\n".join(lines)

@@ -14,6 +14,7 @@ included and paid from the same budget."""
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 
@@ -53,6 +54,9 @@ class LocalSettings:
             raise ValueError("text_unit_share + community_share must not exceed 1")
 
 
+# The offline graph's description of an edge with no shared sentence
+# (core.graph._relationship_description): a count, not something to quote as an answer.
+_COOCCURRENCE = re.compile(r" appear together in \d+ text units\.$")
 ENTITY_SHARE = 0.5  # of the entities+relationships budget
 ANSWER_PROMPT = "answer_from_context"  # the model's answer in local and basic search
 
@@ -154,6 +158,7 @@ def build_local_context(question: str, reader: IndexReader, settings: LocalSetti
     )
     return {
         "seeds": seeds,
+        "ranking": ranking,
         "reports": reports,
         "entities": entity_rows,
         "relationships": relationship_rows,
@@ -203,11 +208,15 @@ def prepare_local(
         answer, generated_by = "", llm.model
     else:
         evidence = [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in built["sources"].iter_rows(named=True)]
-        evidence += [Evidence(r["description"], f"Relationships ({r['human_readable_id']})") for r in built["relationships"].iter_rows(named=True)]
+        evidence += [
+            Evidence(r["description"], f"Relationships ({r['human_readable_id']})")
+            for r in built["relationships"].iter_rows(named=True)
+            if not _COOCCURRENCE.search(r["description"])
+        ]
         evidence += [Evidence(c["description"], f"Claims ({c['human_readable_id']})") for c in built["claims"].iter_rows(named=True)]
         seeds = built["seeds"]["title"].head(3).to_list()
         lead = f"Entities most related to the question: {', '.join(seeds)}." if seeds else ""
-        answer, generated_by = compose(question, evidence, lead=lead), "extractive"
+        answer, generated_by = compose(question, evidence, lead=lead, graph=reader.mention_graph, name_scores=built["ranking"].name_scores), "extractive"
     sources = built["sources"]
     context = {
         "entities": built["entities"].select("id", "human_readable_id", "title", "type", "description", "degree", "score"),

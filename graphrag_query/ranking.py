@@ -113,11 +113,15 @@ class MentionGraph:
         )
 
     def names_in(self, question: str) -> dict[int, float]:
-        """Names the question contains as whole words (CJK names: as a substring, Chinese
-        having no spaces), the longest match winning where matches overlap, each weighted
-        by its specificity: a name in few text units tells more than one in many. A
-        one-word name must be capitalised in the question ("Paris", not "state" or "film")."""
-        surface = _TOKEN.findall(_POSSESSIVE.sub("", question))
+        """Names the question contains, each weighted by its specificity: a name in few
+        text units tells more than one in many."""
+        return {position: 1 / math.log(1 + self.units_per_name[position]) for position in self.mentions_in(question)}
+
+    def mentions_in(self, text: str) -> dict[int, str]:
+        """Names the text contains as whole words, with their surface form (CJK names: as
+        a substring, Chinese having no spaces); the longest match wins where matches
+        overlap, and a one-word name must be capitalised ("Paris", not "state" or "film")."""
+        surface = _TOKEN.findall(_POSSESSIVE.sub("", text))
         tokens = [fold(t) for t in surface]
         matches: list[tuple[int, int, int]] = []  # (start, end, name)
         for start, token in enumerate(tokens):
@@ -130,17 +134,17 @@ class MentionGraph:
                 matches.append((start, end, position))
         matches.sort(key=lambda m: (m[0] - m[1], m[0]))  # longest first
         covered: set[int] = set()
-        found: dict[int, float] = {}
+        found: dict[int, str] = {}
         for start, end, position in matches:
             span = set(range(start, end))
             if span & covered:
                 continue
             covered |= span
-            found[position] = 1 / math.log(1 + self.units_per_name[position])
-        folded = fold(question)
+            found[position] = " ".join(surface[start:end])
+        folded = fold(text)
         for key, position in self.cjk_names:
             if len(key) >= 2 and key in folded:
-                found[position] = 1 / math.log(1 + self.units_per_name[position])
+                found[position] = key
         return found
 
     def personalized_pagerank(

@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 
 from graphrag_assets.core.claims import COVARIATE_COLUMNS, resolve_claims
-from graphrag_assets.core.embedding import Embedder, HashedNgramEmbedder
+from graphrag_assets.core.embedding import Embedder, HashedNgramEmbedder, report_inputs
 from graphrag_assets.storage.connection import connect
 from graphrag_assets.storage.search import LexicalIndex, VectorIndex
 from graphrag_assets.storage.snapshot import read_pointer
@@ -121,17 +121,29 @@ class IndexReader:
         """(id, similarity) of the k nearest rows of a kind in this corpus, best first."""
         return self.vector_index(kind).nearest(vector, k, exclude or ())
 
+    def _lexical_index(self, kind: str, ids: list[str], texts: list[str]) -> LexicalIndex:
+        """BM25 from the terms stored with the index; an index written before they were
+        (or imported without them) is tokenized here."""
+        try:
+            with connect(self.source, read_only=True) as connection:
+                terms = connection.execute("SELECT id, term, tf FROM search_terms WHERE corpus = ? AND kind = ?", [self.corpus, kind]).pl()
+        except duckdb.CatalogException:
+            terms = None
+        if terms is None or (terms.is_empty() and ids):
+            return LexicalIndex.from_texts(ids, texts)
+        return LexicalIndex.from_terms(ids, terms)
+
     @cached_property
     def text_unit_search(self) -> LexicalIndex:
         """BM25 over the corpus's text units."""
         units = self.table("text_units")
-        return LexicalIndex.from_texts(units["id"].to_list(), units["text"].to_list())
+        return self._lexical_index("text_unit_text", units["id"].to_list(), units["text"].to_list())
 
     @cached_property
     def report_search(self) -> LexicalIndex:
         """BM25 over the corpus's community reports (their full content)."""
-        reports = self.table("community_reports")
-        return LexicalIndex.from_texts(reports["id"].to_list(), reports["full_content"].to_list())
+        reports = report_inputs(self.table("community_reports"))
+        return self._lexical_index("community_full_content", reports["id"].to_list(), reports["text"].to_list())
 
     @cached_property
     def entity_by_name_key(self) -> dict[str, str]:

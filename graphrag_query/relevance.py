@@ -56,11 +56,15 @@ class RelevanceScorer:
         self.idf = {term: math.log(1 + (n + 1) / (counts.get(term, 0) + 0.5)) for term in self.question_terms}
         self.total = sum(self.idf.values())
 
+    def coverage(self, text: str) -> float:
+        """0-1: the share of the question's idf mass that the text contains."""
+        if not self.total:
+            return 0.0
+        present = set(terms(text))
+        return sum(weight for term, weight in self.idf.items() if term in present) / self.total
+
     def score(self, text: str) -> int:
         """0-100: the share of the question's idf mass that the text contains; below
         MIN_COVERAGE the text shares a stray word with the question, not its subject: 0."""
-        if not self.total:
-            return 0
-        present = set(terms(text))
-        share = sum(weight for term, weight in self.idf.items() if term in present) / self.total
+        share = self.coverage(text)
         return round(100 * share) if share >= MIN_COVERAGE else 0

@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 
 from graphrag_assets.core.tokens import count_tokens
+from graphrag_assets.storage.search import LexicalIndex
 from graphrag_query import IndexReader, asearch, basic_search, drift_search, global_search, local_search, search, search_stream
 from graphrag_query.local_mode import LocalSettings, build_local_context
 from graphrag_query.result import EXTRACTIVE_LABEL, NO_DATA_ANSWER
@@ -33,6 +34,18 @@ def _resolves(result, reader):
         assert row.height == 1
         assert row["document_id"][0] == citation.document_id
         assert documents[citation.document_id] == citation.document_title
+
+
+def test_bm25_terms_are_stored_with_the_index_and_rank_as_the_texts_do(sample_index, reader):
+    with duckdb.connect(str(sample_index.database), read_only=True) as connection:
+        kinds = dict(connection.execute("SELECT kind, count(DISTINCT id) FROM search_terms GROUP BY kind").fetchall())
+    assert kinds == {"text_unit_text": reader.table("text_units").height, "community_full_content": reader.table("community_reports").height}
+    units = reader.table("text_units")
+    tokenized = LexicalIndex.from_texts(units["id"].to_list(), units["text"].to_list())
+    for question in ["Clara Okafor Verrin River", "王海燕 厦门大学", "lantern festival"]:
+        stored = reader.text_unit_search.top(question, 5)
+        assert not stored.is_empty()
+        assert stored["id"].to_list() == tokenized.top(question, 5)["id"].to_list()
 
 
 def test_import_does_not_pull_in_dagster_and_is_fast():

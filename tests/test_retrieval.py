@@ -7,7 +7,9 @@ import polars as pl
 from graphrag_assets.core.chunking import chunk_documents
 from graphrag_assets.core.lexical import Bm25, reciprocal_rank_fusion, search_terms
 from graphrag_assets.storage.search import LexicalIndex, VectorIndex
+from graphrag_query.extractive import Evidence, compose
 from graphrag_query.ranking import MentionGraph
+from graphrag_query.result import EXTRACTIVE_LABEL
 
 
 def test_terms_fold_case_and_accents_keep_numbers_and_split_chinese_into_bigrams():
@@ -111,3 +113,17 @@ def test_a_given_title_heads_every_text_unit_of_its_document_file_names_do_not()
     assert len(titled) > 1 and all(text.startswith("Heinkel HD 38\n\n") for text in titled)
     assert titled[0].startswith("Heinkel HD 38\n\nIt was")
     assert units.filter(pl.col("document_id") == "file")["text"][0].startswith("Plain notes.")
+
+
+def test_the_offline_answer_follows_the_bridge_name_to_the_second_hop():
+    graph = _graph({"u1": ["blue harbour", "lucia ferro"], "u2": ["lucia ferro", "turin"], "u3": ["marco vela", "genoa"]})
+    evidence = [
+        Evidence("Blue Harbour is a 1990 drama film directed by Lucia Ferro.", "Sources (1)"),
+        Evidence("Marco Vela was born in Genoa and never directed a film.", "Sources (3)"),
+        Evidence("Lucia Ferro was born in Turin in 1950.", "Sources (2)"),
+    ]
+    answer = compose("Where was the director of Blue Harbour born?", evidence, graph=graph)
+    assert answer.startswith(EXTRACTIVE_LABEL)
+    assert "- Blue Harbour is a 1990 drama film directed by Lucia Ferro. [Data: Sources (1)]" in answer
+    assert "- Following Lucia Ferro: Lucia Ferro was born in Turin in 1950. [Data: Sources (2)]" in answer
+    assert "Following Marco Vela" not in answer

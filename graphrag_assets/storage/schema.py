@@ -18,6 +18,7 @@ from ..core.embedding import EMBEDDING_COLUMNS
 from ..core.extraction.records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS
 from ..core.graph import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS
 from ..core.inputs import DOCUMENT_COLUMNS
+from ..core.lexical import SEARCH_TERM_COLUMNS
 from ..core.reports import REPORT_COLUMNS
 from ..core.resolution import MERGE_COLUMNS
 
@@ -108,6 +109,13 @@ TABLES = {
         Table("communities", COMMUNITY_COLUMNS, "corpus", ("id",), "Hierarchical Leiden communities, all levels."),
         Table("community_reports", REPORT_COLUMNS, "corpus", ("id",), "One report per community."),
         Table("embeddings", EMBEDDING_COLUMNS, "corpus", ("kind", "id"), "Vectors of text units, entity descriptions and reports."),
+        Table(
+            "search_terms",
+            SEARCH_TERM_COLUMNS,
+            "corpus",
+            ("corpus", "kind", "id", "term"),
+            "BM25 terms of text units and reports (folded, stemmed words; Chinese bigrams) with their counts (tf).",
+        ),
         Table("llm_failures", LLM_FAILURE_COLUMNS, "scope", ("scope", "stage", "item_id"), "LLM calls that failed after retries; a rerun retries exactly these."),
         Table("corpus_builds", CORPUS_BUILD_COLUMNS, "corpus", ("corpus",), "Last complete graph build of each corpus: the sources and settings it saw."),
     ]

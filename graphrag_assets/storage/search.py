@@ -1,7 +1,7 @@
 """Search over one corpus of an index: exact vector neighbours and BM25.
 
 Both are built from the index's own DuckDB tables (the ``embeddings`` vectors and the
-texts), so a reader of a published snapshot searches exactly the rows it reads: no second
+``search_terms`` the indexer stores with them), so a reader of a published snapshot searches exactly the rows it reads: no second
 store to keep in step, nothing to pin, nothing that a deleted LanceDB folder can break.
 Exact search is a matrix product: a few milliseconds for the ~10^5 vectors of a corpus of
 a million tokens. The LanceDB tables the indexer writes stay a mirror for tools that want
@@ -62,6 +62,11 @@ class LexicalIndex:
     @classmethod
     def from_texts(cls, ids: Sequence[str], texts: Sequence[str]) -> "LexicalIndex":
         return cls(list(ids), Bm25.from_texts(texts))
+
+    @classmethod
+    def from_terms(cls, ids: Sequence[str], terms: pl.DataFrame) -> "LexicalIndex":
+        """From stored (id, term, tf) rows (table ``search_terms``)."""
+        return cls(list(ids), Bm25.from_counts(terms, ids))
 
     def top(self, question: str, k: int) -> pl.DataFrame:
         """(id, score) of the k best BM25 matches, best first; only texts sharing a term."""

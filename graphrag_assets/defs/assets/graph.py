@@ -28,6 +28,7 @@ from dagster import (
 from ...core.claims import resolve_claims
 from ...core.communities import detect_communities, ego_node, stabilize_numbers
 from ...core.embedding import embed_missing, embedding_inputs, entity_inputs
+from ...core.lexical import search_term_rows
 from ...core.graph import build_graph, link_text_units
 from ...core.ids import content_hash, keep_short_ids
 from ...core.reports import extractive_reports
@@ -284,7 +285,10 @@ def community_reports(context: AssetExecutionContext, settings: IndexSettings, l
 @asset(
     deps=["text_units", "entities", "community_reports"],
     code_version="embeddings-v1",
-    description="Vectors of text units, entity descriptions ('title: description') and report full content, in DuckDB and LanceDB.",
+    description=(
+        "The search index: vectors of text units, entity descriptions ('title: description') and report full content, "
+        "in DuckDB and LanceDB, and the BM25 terms of text units and reports (table search_terms)."
+    ),
     kinds={"duckdb", "lancedb"},
     check_specs=[AssetCheckSpec("vector_dimensions_consistent", asset="embeddings", description="One dimension per model, equal in DuckDB and LanceDB counts.")],
     automation_condition=FOLLOW_SOURCES,
@@ -314,8 +318,10 @@ def embeddings(context: AssetExecutionContext, settings: IndexSettings, llm: LLM
             [{"corpus": corpus, "sources_hash": store.sources_fingerprint(corpus), "settings_hash": graph_settings_hash(settings, llm, embedding), "built_at": dt.datetime.now(dt.timezone.utc)}],
             schema=CORPUS_BUILD_COLUMNS,
         )
+        terms = search_term_rows(wanted, corpus)
         with store.transaction() as tx:
             tx.replace("embeddings", rows, [corpus])
+            tx.replace("search_terms", terms, [corpus])
             tx.replace("corpus_builds", build, [corpus])
         mirrored = settings.vector_store().replace_corpus(corpus, rows)
         dimensions = rows.select(pl.col("vector").list.len().unique()).to_series().to_list()
@@ -323,7 +329,7 @@ def embeddings(context: AssetExecutionContext, settings: IndexSettings, llm: LLM
         consistent = len(dimensions) <= 1 and all(mirrored[k] == by_kind.get(k, 0) for k in mirrored)
         return MaterializeResult(
             metadata=table_metadata("embeddings", rows.drop("vector").with_columns(pl.lit(None, pl.List(pl.Float32)).alias("vector")), ["kind", "id", "model", "text"])
-            | {"model": embedder.name, "dimensions": dimensions[0] if dimensions else 0, "by_kind": by_kind, "newly_embedded": embedded, "reused": rows.height - embedded, "seconds": time.perf_counter() - started}
+            | {"model": embedder.name, "dimensions": dimensions[0] if dimensions else 0, "by_kind": by_kind, "search_terms": terms.height, "newly_embedded": embedded, "reused": rows.height - embedded, "seconds": time.perf_counter() - started}
             | usage,
             data_version=frame_version(rows, ["kind", "id", "content_hash", "model"]),
             check_results=[
