@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+import polars as pl
+
 from .reader import IndexReader
 
 _GLOBAL_CUES = [
@@ -27,12 +29,14 @@ _FACT_CUE = re.compile(r"^\s*(who|when|where|which|what year|what date|how many|
 
 
 def named_entities(question: str, reader: IndexReader) -> list[str]:
-    """Titles of the entities the question names as whole words, most specific first."""
+    """Titles of the entities the question names as whole words, most specific first;
+    proper names only: a topic phrase of the index ("storm drains") does not make a fact
+    question about a particular thing."""
     graph = reader.mention_graph
-    by_key = reader.entity_by_name_key
+    entities = reader.table("entities").filter(pl.col("type") != "CONCEPT")
+    titles = dict(zip(entities["name_key"], entities["title"]))
     found = sorted(graph.names_in(question).items(), key=lambda item: -item[1])
-    titles = dict(zip(reader.table("entities")["id"], reader.table("entities")["title"]))
-    return [titles[by_key[graph.name_keys[n]]] for n, _ in found if graph.name_keys[n] in by_key]
+    return [titles[graph.name_keys[n]] for n, _ in found if graph.name_keys[n] in titles]
 
 
 def route(question: str, reader: IndexReader) -> tuple[str, str]:
