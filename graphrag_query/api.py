@@ -15,7 +15,28 @@ from .reader import IndexReader
 from .result import PreparedSearch, SearchResult
 from .router import route
 
-METHODS = ("global", "local", "drift", "basic")
+def _global(question, reader, options, llm, *, community_level, routed, **_) -> PreparedSearch:
+    budget = {"reduce_budget": options["budget"]} if "budget" in options else {}
+    # Routed (corpus-wide) questions use dynamic community selection.
+    settings = GlobalSettings(community_level=community_level, dynamic=routed, response_type=options["response_type"], **budget)
+    return prepare_global(question, reader, settings, llm=llm)
+
+
+def _local(question, reader, options, llm, *, history, **_) -> PreparedSearch:
+    return prepare_local(question, reader, LocalSettings(**options), history, llm=llm)
+
+
+def _drift(question, reader, options, llm, **_) -> PreparedSearch:
+    return prepare_drift(question, reader, DriftSettings(**options), llm=llm)
+
+
+def _basic(question, reader, options, llm, **_) -> PreparedSearch:
+    return prepare_basic(question, reader, BasicSettings(**options), llm=llm)
+
+
+# The query modes ``search`` (and ``graphrag-query --method``) know, by name: each builds
+# its context from the options every mode shares (response_type, budget when given).
+METHODS = {"global": _global, "local": _local, "drift": _drift, "basic": _basic}
 
 
 def _reader(database: str | None, corpus: str, reader: IndexReader | None) -> IndexReader:
@@ -155,19 +176,8 @@ def _prepare(question: str, *, method, database, corpus, history, community_leve
         method, reason = route(question, reader)
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)} or 'auto', got {method!r}")
-    llm = _llm(use_llm)
-    budgets = {} if budget is None else {"budget": budget}
-    if method == "global":
-        dynamic = reason is not None  # routed questions use dynamic selection
-        global_budget = {} if budget is None else {"reduce_budget": budget}
-        settings = GlobalSettings(community_level=community_level, dynamic=dynamic, response_type=response_type, **global_budget)
-        prepared = prepare_global(question, reader, settings, llm=llm)
-    elif method == "local":
-        prepared = prepare_local(question, reader, LocalSettings(response_type=response_type, **budgets), history, llm=llm)
-    elif method == "drift":
-        prepared = prepare_drift(question, reader, DriftSettings(response_type=response_type, **budgets), llm=llm)
-    else:
-        prepared = prepare_basic(question, reader, BasicSettings(response_type=response_type, **budgets), llm=llm)
+    options = {"response_type": response_type} | ({} if budget is None else {"budget": budget})
+    prepared = METHODS[method](question, reader, options, _llm(use_llm), history=history, community_level=community_level, routed=reason is not None)
     prepared.result.route_reason = reason
     return prepared
 

@@ -9,7 +9,10 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="graphrag-query", description="Ask the GraphRAG index a question.")
     parser.add_argument("question")
-    parser.add_argument("--method", default="auto", choices=["auto", "global", "local", "drift", "basic"])
+    # Checked by ``search`` against its registry of modes (importing it here would slow
+    # every call's start-up).
+    parser.add_argument("--method", default="auto", help="auto, global, local, drift or basic")
+    parser.add_argument("--budget", type=int, help="context tokens of the chosen mode (default: the mode's own)")
     parser.add_argument("--db", help="DuckDB index (env GRAPHRAG_DB, default data/graphrag.duckdb)")
     parser.add_argument("--corpus", default="default")
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
@@ -17,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from . import IndexNotFound, search, search_stream
 
-    options = dict(method=args.method, database=args.db, corpus=args.corpus)
+    options = dict(method=args.method, database=args.db, corpus=args.corpus, budget=args.budget)
     try:
         if args.json:
             print(search(args.question, **options).to_json())
@@ -26,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         stream = search_stream(args.question, **options)
         for piece in stream:
             print(piece, end="", flush=True)
-    except IndexNotFound as error:
+    except (IndexNotFound, ValueError) as error:
         print(f"graphrag-query: {error}", file=sys.stderr)
         return 2
     result = stream.result
