@@ -101,13 +101,13 @@ def prepare_drift(question: str, reader: IndexReader, settings: DriftSettings = 
             steps = llm.ask_many(
                 "drift_step",
                 DriftStep,
-                [{"question": f["question"], "original": question, "followups": settings.followups_per_answer, "context": b["text"]} for f, b in zip(current, built)],
+                [{"question": f["question"], "original": question, "followups": settings.followups_per_answer, "context": b.text} for f, b in zip(current, built)],
             )
             for followup, local, step in zip(current, built, steps):
-                local_tokens += local["tokens"]
+                local_tokens += local.tokens
                 node_id = len(nodes)
                 nodes.append({"id": node_id, "parent": followup["parent"], "depth": depth, "question": followup["question"], "score": followup["score"], "answer": step.answer})
-                sources.append(local["sources"].select(*SOURCE_COLUMNS))
+                sources.append(local.sources.select(*SOURCE_COLUMNS))
                 known = {n["question"] for n in nodes} | {f["question"] for f in queue}
                 fresh = [q for q in dict.fromkeys(step.follow_up_queries) if q not in known]  # never ask twice
                 queue.extend({"question": q, "score": step.score, "parent": node_id} for q in fresh[: settings.followups_per_answer])

@@ -98,7 +98,32 @@ def seed_entities(question: str, reader: IndexReader, settings: LocalSettings, r
     )
 
 
-def build_local_context(question: str, reader: IndexReader, settings: LocalSettings, history: list[Turn] | None = None, exclude: list[str] | None = None) -> dict:
+@dataclass
+class LocalContext:
+    """What local search hands the model: the rows of each section, their text, and the
+    tokens used. ``section_budgets`` are the shares' budgets (entities, relationships and
+    claims share one); ``text`` is the whole context as the prompt receives it."""
+
+    seeds: pl.DataFrame
+    ranking: GraphRanking
+    reports: pl.DataFrame
+    entities: pl.DataFrame
+    relationships: pl.DataFrame
+    claims: pl.DataFrame
+    sources: pl.DataFrame
+    conversation: str
+    texts: dict[str, str]  # section name -> its packed text, in prompt order
+    section_budgets: dict[str, int]
+    tokens: int
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(f"-----{name.title()}-----\n{text}" for name, text in self.texts.items() if text)
+
+
+def build_local_context(
+    question: str, reader: IndexReader, settings: LocalSettings, history: list[Turn] | None = None, exclude: list[str] | None = None
+) -> LocalContext:
     conversation = history_text(history, settings.max_history_turns)
     conversation_tokens = count_tokens(conversation) if conversation else 0
     budget = max(settings.budget - conversation_tokens, 0)
@@ -156,40 +181,30 @@ def build_local_context(question: str, reader: IndexReader, settings: LocalSetti
     unit_rows, unit_text, unit_tokens = pack(
         units, lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "), int(budget * settings.text_unit_share), "id|text"
     )
-    return {
-        "seeds": seeds,
-        "ranking": ranking,
-        "reports": reports,
-        "entities": entity_rows,
-        "relationships": relationship_rows,
-        "sources": unit_rows,
-        "conversation": conversation,
-        "claims": claim_rows,
-        "tokens": conversation_tokens + report_tokens + entity_tokens + relationship_tokens + claim_tokens + unit_tokens,
-        "section_budgets": {
+    return LocalContext(
+        seeds=seeds,
+        ranking=ranking,
+        reports=reports,
+        entities=entity_rows,
+        relationships=relationship_rows,
+        claims=claim_rows,
+        sources=unit_rows,
+        conversation=conversation,
+        texts={
+            "conversation": conversation,
+            "reports": report_text,
+            "entities": entity_text,
+            "relationships": relationship_text,
+            "claims": claim_text,
+            "sources": unit_text,
+        },
+        section_budgets={
             "reports": int(budget * settings.community_share),
             "entities+relationships": local_budget,
             "sources": int(budget * settings.text_unit_share),
         },
-        "section_text": {
-            "conversation": conversation,
-            "reports": report_text,
-            "entities+relationships": "\n".join(text for text in (entity_text, relationship_text, claim_text) if text),
-            "sources": unit_text,
-        },
-        "text": "\n\n".join(
-            f"-----{name.title()}-----\n{text}"
-            for name, text in [
-                ("conversation", conversation),
-                ("reports", report_text),
-                ("entities", entity_text),
-                ("relationships", relationship_text),
-                ("claims", claim_text),
-                ("sources", unit_text),
-            ]
-            if text
-        ),
-    }
+        tokens=conversation_tokens + report_tokens + entity_tokens + relationship_tokens + claim_tokens + unit_tokens,
+    )
 
 
 def prepare_local(
@@ -204,25 +219,25 @@ def prepare_local(
     built = build_local_context(question, reader, settings, history, exclude)
     prompt, values = None, {}
     if llm is not None:
-        prompt, values = ANSWER_PROMPT, answer_values(question, built["text"], settings.response_type)
+        prompt, values = ANSWER_PROMPT, answer_values(question, built.text, settings.response_type)
         answer, generated_by = "", llm.model
     else:
-        evidence = [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in built["sources"].iter_rows(named=True)]
+        evidence = [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in built.sources.iter_rows(named=True)]
         evidence += [
             Evidence(r["description"], f"Relationships ({r['human_readable_id']})")
-            for r in built["relationships"].iter_rows(named=True)
+            for r in built.relationships.iter_rows(named=True)
             if not _COOCCURRENCE.search(r["description"])
         ]
-        evidence += [Evidence(c["description"], f"Claims ({c['human_readable_id']})") for c in built["claims"].iter_rows(named=True)]
-        seeds = built["seeds"]["title"].head(3).to_list()
+        evidence += [Evidence(c["description"], f"Claims ({c['human_readable_id']})") for c in built.claims.iter_rows(named=True)]
+        seeds = built.seeds["title"].head(3).to_list()
         lead = f"Entities most related to the question: {', '.join(seeds)}." if seeds else ""
-        answer, generated_by = compose(question, evidence, lead=lead, graph=reader.mention_graph, name_scores=built["ranking"].name_scores), "extractive"
-    sources = built["sources"]
+        answer, generated_by = compose(question, evidence, lead=lead, graph=reader.mention_graph, name_scores=built.ranking.name_scores), "extractive"
+    sources = built.sources
     context = {
-        "entities": built["entities"].select("id", "human_readable_id", "title", "type", "description", "degree", "score"),
-        "relationships": built["relationships"].select("id", "human_readable_id", "source", "target", "description", "weight", "combined_degree"),
-        "reports": built["reports"].select("community", "level", "title", "rank", "seeds_held"),
-        "claims": built["claims"].select(
+        "entities": built.entities.select("id", "human_readable_id", "title", "type", "description", "degree", "score"),
+        "relationships": built.relationships.select("id", "human_readable_id", "source", "target", "description", "weight", "combined_degree"),
+        "reports": built.reports.select("community", "level", "title", "rank", "seeds_held"),
+        "claims": built.claims.select(
             "id", "human_readable_id", pl.col("subject_id").alias("subject"), pl.col("object_id").alias("object"), "type", "status",
             "start_date", "end_date", "description", "source_text", "text_unit_id",
         ),
@@ -234,8 +249,8 @@ def prepare_local(
         answer=answer,
         context=context,
         citations=citations_for(sources["id"].to_list(), reader.table("text_units"), reader.table("documents")),
-        usage=Usage(context_tokens=built["tokens"]),
+        usage=Usage(context_tokens=built.tokens),
         generated_by=generated_by,
-        details={"context_text": built["text"], "budget": settings.budget},
+        details={"context_text": built.text, "budget": settings.budget},
     )
     return PreparedSearch(result, started, llm, prompt, values)

@@ -95,26 +95,27 @@ def test_local_context_respects_budget_shares_and_ranks_as_specified(reader):
     settings = LocalSettings(budget=3_000, text_unit_share=0.5, community_share=0.15)
     history = [("user", "Who runs the Discovery Room?"), ("assistant", "Nadia Quill runs it.")]
     built = build_local_context("How does Calder Shipping work with the Harbor Institute?", reader, settings, history)
-    assert built["tokens"] <= 3_000
-    assert count_tokens(built["text"]) <= 3_000 + 20  # section headings only
-    assert "Nadia Quill runs it." in built["conversation"]
-    seeds = built["seeds"]["title"].to_list()
+    assert built.tokens <= 3_000
+    assert count_tokens(built.text) <= 3_000 + 20  # section headings only
+    assert "Nadia Quill runs it." in built.conversation
+    seeds = built.seeds["title"].to_list()
     assert {"Calder Shipping", "Harbor Institute"} <= set(seeds[:2])  # named in the question
     # Reports: most seeds held first, then rank.
-    held = built["reports"]["seeds_held"].to_list()
+    held = built.reports["seeds_held"].to_list()
     assert held == sorted(held, reverse=True)
     # Relationships: in-network (both ends seeds) before those touching one seed.
-    links = built["relationships"]["seed_links"].to_list()
+    links = built.relationships["seed_links"].to_list()
     assert links == sorted(links, reverse=True) and links[0] == 2
     # Text units: in the order of the walk from the question's names.
-    ranks = built["sources"]["rank"].to_list()
+    ranks = built.sources["rank"].to_list()
     assert ranks == sorted(ranks)
-    budgets = built["section_budgets"]
-    assert budgets["reports"] == int(0.15 * (3_000 - count_tokens(built["conversation"])))
-    for section, text in built["section_text"].items():
-        assert text, section
-        if section != "conversation":
-            assert count_tokens(text) <= budgets[section], section
+    budgets = built.section_budgets
+    assert budgets["reports"] == int(0.15 * (3_000 - count_tokens(built.conversation)))
+    texts = built.texts
+    assert all(text for section, text in texts.items() if section != "claims"), texts  # offline: no claims
+    assert count_tokens(texts["reports"]) <= budgets["reports"]
+    assert count_tokens(texts["sources"]) <= budgets["sources"]
+    assert sum(count_tokens(texts[s]) for s in ("entities", "relationships", "claims")) <= budgets["entities+relationships"]
 
 
 def test_local_search_answers_with_citations_that_resolve(reader):
