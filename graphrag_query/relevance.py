@@ -1,7 +1,7 @@
 """A deterministic relevance function: the offline stand-in for an LLM's judgement.
 
-Terms are lower-case content words (English) and character bigrams (Chinese, written
-without spaces). A text's relevance to a question is the share of the question's
+Terms are those of BM25 (``core.lexical``: folded, stemmed content words, Chinese
+character bigrams), less question words. A text's relevance to a question is the share of the question's
 inverse-document-frequency mass it covers, scaled to 0-100: a rare question word found in
 the text counts for more than a common one, and a text that covers none of the question
 scores 0.
@@ -10,33 +10,27 @@ scores 0.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable
 
-from graphrag_assets.core.extraction.stopwords import STOPWORDS
+from graphrag_assets.core.lexical import search_terms
 
-_WORD = re.compile(r"[a-z0-9][a-z0-9'\-]*|[\u4e00-\u9fff]+")
 _QUESTION_WORDS = {"what", "who", "whom", "which", "when", "where", "why", "how", "does", "did", "do", "tell", "describe", "explain"}
 # Words that ask about the corpus as a whole rather than about something in it: a question
 # made only of these ("What are the main themes?") is about every report, by importance.
-GENERIC_TERMS = {
-    "main", "key", "major", "overall", "recurring", "common", "top", "theme", "themes", "topic", "topics",
-    "idea", "ideas", "trend", "trends", "discussed", "discuss", "discussion", "discussions", "documents",
-    "document", "corpus", "dataset", "collection", "important", "general", "summary", "summarize",
-    "summarise", "emphasize", "emphasise", "mentioned", "frequently", "often", "points", "issues",
-    "主要", "主题", "总体", "整体", "总结", "概括", "话题",
-}
+GENERIC_TERMS = set(
+    search_terms(
+        """main key major overall recurring common top theme themes topic topics idea ideas trend trends discussed
+        discuss discussion discussions documents document corpus dataset collection important general summary
+        summarize summarise emphasize emphasise mentioned frequently often points issues
+        主要 主题 总体 整体 总结 概括 话题"""
+    )
+)
 
 
 def terms(text: str) -> list[str]:
-    found = []
-    for token in _WORD.findall(text.lower()):
-        if "\u4e00" <= token[0] <= "\u9fff":
-            found.extend(token[i : i + 2] for i in range(max(len(token) - 1, 1)))
-        elif len(token) > 2 and token not in STOPWORDS and token not in _QUESTION_WORDS:
-            found.append(token.rstrip("'s"))
-    return found
+    """The text's search terms (``core.lexical``, as BM25 uses them) without question words."""
+    return [term for term in search_terms(text) if term not in _QUESTION_WORDS and (len(term) > 2 or not term.isascii())]
 
 
 MIN_COVERAGE = 0.3
