@@ -44,7 +44,9 @@ class RelevanceScorer:
         counts = Counter(term for document in documents for term in document)
         n = max(len(documents), 1)
         asked = list(dict.fromkeys(terms(question)))
-        self.question_terms = [term for term in asked if term not in GENERIC_TERMS]
+        # Chinese bigrams that occur nowhere are mostly artefacts across a word boundary
+        # ("燕在" of "王海燕在"), not words the asker used: they would only dilute coverage.
+        self.question_terms = [term for term in asked if term not in GENERIC_TERMS and (term.isascii() or counts.get(term, 0) > 0)]
         # Only corpus-wide words: the question is about everything (ranked by importance).
         self.generic = bool(asked) and not self.question_terms or not asked
         self.idf = {term: math.log(1 + (n + 1) / (counts.get(term, 0) + 0.5)) for term in self.question_terms}

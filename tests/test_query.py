@@ -221,3 +221,10 @@ def test_graphrag_query_cli_prints_the_answer_then_its_sources(sample_index):
         capture_output=True, text=True, cwd=REPO, timeout=120,
     )
     assert missing.returncode == 2 and "absent.duckdb" in missing.stderr
+
+
+@pytest.mark.parametrize("method", ["local", "basic", "auto"])
+def test_offline_answers_a_chinese_question_from_the_chinese_documents(reader, method):
+    result = search("王海燕和厦门大学有什么关系？", method=method, reader=reader, use_llm=False)
+    assert result.answer.startswith(EXTRACTIVE_LABEL)
+    assert "王海燕" in result.answer and "厦门大学" in result.answer

@@ -37,6 +37,8 @@ yours yourself yourselves
 """.split()
 )
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# Combining marks that NFKD splits off accented letters (Latin, Greek, Cyrillic, Vietnamese).
+_COMBINING = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 _POSSESSIVE = re.compile(r"['’]s\b")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _PIECE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+|[^\u3400-\u9fff\uf900-\ufaff]+")  # CJK runs, other runs
@@ -44,8 +46,9 @@ _PIECE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+|[^\u3400-\u9fff\uf900-\ufaff
 
 def fold(text: str) -> str:
     """Lower case without accents ("Beyoncé" -> "beyonce"), full-width forms narrowed."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+    if text.isascii():
+        return text.lower()
+    return _COMBINING.sub("", unicodedata.normalize("NFKD", text.casefold()))
 
 
 @lru_cache(maxsize=1 << 16)
