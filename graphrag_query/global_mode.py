@@ -56,14 +56,15 @@ def reports_at_level(reports: pl.DataFrame, level: int) -> pl.DataFrame:
 def offline_ratings(question: str, scorer: RelevanceScorer, reader: IndexReader):
     """Rates reports 0-5, the scale graphrag's rating prompt uses, without a model: for a
     corpus-wide question by the report's own importance (rank 0-10); otherwise by its BM25
-    score relative to the best report's, so that a report covering one hop of a multi-hop
-    question still counts (requiring most of the question's words kept 1-3 reports)."""
+    score relative to the best report's, in fifths, so that a report covering one hop of
+    a multi-hop question (a tenth of the best score or more) still counts: requiring most
+    of the question's words, as the relevance function does, kept 1-3 reports."""
     if scorer.generic:
         return lambda rows: [min(5, math.ceil(row["rank"] / 2)) for row in rows]
     search = reader.report_search
     scores = dict(zip(search.ids, search.bm25.scores(question)))
     best = max(scores.values(), default=0.0)
-    return lambda rows: [min(5, math.ceil(5 * scores.get(row["id"], 0.0) / best)) if best > 0 else 0 for row in rows]
+    return lambda rows: [round(5 * scores.get(row["id"], 0.0) / best) if best > 0 else 0 for row in rows]
 
 
 def select_dynamically(reports: pl.DataFrame, settings: GlobalSettings, rate_level) -> tuple[pl.DataFrame, pl.DataFrame]:
