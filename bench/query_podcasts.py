@@ -1,6 +1,7 @@
 """Benchmark: query-time context building on the podcast index, over the 125 questions of
-``../shared/corpus/podcasts-questions.csv``: median and p95 per mode, and the share of
-community reports dynamic community selection reads compared with the full global map.
+``../shared/corpus/podcasts-questions.csv``: median and p95 per mode; for global search
+(offline, with and without dynamic community selection) the reports read and selected,
+how often it answers "no data", and how much source text its reduce context holds.
 
     .venv/bin/python bench/query_podcasts.py --db /path/to/podcasts.duckdb
     .venv/bin/python bench/query_podcasts.py          # builds the index first (about 5 min)
@@ -26,11 +27,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from graphrag_query import IndexReader  # noqa: E402
+from graphrag_query import IndexReader, global_search  # noqa: E402
 from graphrag_query.basic_mode import BasicSettings, build_basic_context  # noqa: E402
-from graphrag_query.global_mode import GlobalSettings, map_batches, reports_at_level, select_dynamically  # noqa: E402
 from graphrag_query.local_mode import LocalSettings, build_local_context  # noqa: E402
-from graphrag_query.relevance import RelevanceScorer  # noqa: E402
+from graphrag_query.result import NO_DATA_ANSWER  # noqa: E402
 
 
 def _build_index(work: Path) -> Path:
@@ -63,11 +63,10 @@ def main() -> None:
         questions = [row["question_text"] for row in csv.DictReader(handle)]
 
     reader = IndexReader(str(database), corpus=options.corpus).load()
-    build_basic_context(questions[0], reader, BasicSettings())  # warm-up: LanceDB import and table open
+    build_basic_context(questions[0], reader, BasicSettings())  # warm-up
     reports = reader.table("community_reports")
     timings: dict[str, list[float]] = {"local": [], "basic": [], "global": [], "global_dynamic": []}
-    read_full, read_dynamic = [], []
-    settings = GlobalSettings()
+    answers: dict[str, list] = {"global": [], "global_dynamic": []}
     for question in questions:
         started = time.perf_counter()
         build_local_context(question, reader, LocalSettings())
@@ -77,29 +76,31 @@ def main() -> None:
         build_basic_context(question, reader, BasicSettings())
         timings["basic"].append(time.perf_counter() - started)
 
-        started = time.perf_counter()
-        full = reports_at_level(reports, settings.community_level)
-        map_batches(full, settings)
-        timings["global"].append(time.perf_counter() - started)
+        for mode, dynamic in (("global", False), ("global_dynamic", True)):
+            started = time.perf_counter()
+            result = global_search(question, reader=reader, use_llm=False, dynamic=dynamic)
+            timings[mode].append(time.perf_counter() - started)
+            answers[mode].append(result)
 
-        started = time.perf_counter()
-        scorer = RelevanceScorer(question, reports["full_content"].to_list())
-        selected, ratings = select_dynamically(reports, scorer, settings)
-        map_batches(selected, settings)
-        timings["global_dynamic"].append(time.perf_counter() - started)
-        read_full.append(full.height)
-        read_dynamic.append(ratings.height)
+    def global_figures(results: list) -> dict:
+        details = [r.details for r in results]
+        figures = {
+            "reports_read_mean": round(statistics.mean(d["reports_read"] for d in details), 1),
+            "no_data_answers": sum(r.answer == NO_DATA_ANSWER for r in results),
+            "sources_in_reduce_context_mean": round(statistics.mean(r.context["sources"].height for r in results), 1),
+            "reduce_tokens_mean": round(statistics.mean(d["reduce_tokens"] for d in details)),
+        }
+        if "reports_selected" in details[0]:
+            selected = [d["reports_selected"] for d in details]
+            figures |= {"reports_selected_mean": round(statistics.mean(selected), 1), "reports_selected_min": min(selected), "questions_with_under_4_selected": sum(n < 4 for n in selected)}
+        return figures
 
     result = {
         "database": str(database),
         "questions": len(questions),
         "reports_total": reports.height,
         "context_building": {mode: _percentiles(samples) for mode, samples in timings.items()},
-        "global_reports_read": {
-            "full_map_at_level_2": statistics.mean(read_full),
-            "dynamic_rated_mean": round(statistics.mean(read_dynamic), 1),
-            "dynamic_share_of_full_map": round(statistics.mean(read_dynamic) / statistics.mean(read_full), 3),
-        },
+        "global": {mode: global_figures(results) for mode, results in answers.items()},
     }
     Path(options.out).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
