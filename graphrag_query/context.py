@@ -12,10 +12,11 @@ from .result import Citation
 
 
 def pack(
-    frame: pl.DataFrame, render: Callable[[dict], str], budget: int, header: str = ""
+    frame: pl.DataFrame, render: Callable[[dict], str], budget: int, header: str = "", cost: Callable[[dict], int] | None = None
 ) -> tuple[pl.DataFrame, str, int]:
     """Rows of ``frame`` in order, as many as fit in ``budget`` tokens (header included).
-    Returns (rows kept, text, tokens used); never exceeds the budget."""
+    Returns (rows kept, text, tokens used); never exceeds the budget. ``cost``: a row's
+    tokens (its rendered line and line break) when known already."""
     used = count_tokens(header + "\n") if header else 0
     if used > budget:
         return frame.clear(), "", 0
@@ -24,10 +25,10 @@ def pack(
     for offset, rows in _slices(frame):
         for index, row in enumerate(rows.iter_rows(named=True), start=offset):
             line = render(row)
-            cost = count_tokens(line + "\n")
-            if used + cost > budget:
+            tokens = cost(row) if cost is not None else count_tokens(line + "\n")
+            if used + tokens > budget:
                 return _packed(frame, kept, lines, used)
-            used += cost
+            used += tokens
             kept.append(index)
             lines.append(line)
     return _packed(frame, kept, lines, used)

@@ -3,8 +3,8 @@ and follow-up questions; each round answers the top-ranked open follow-ups with 
 search, which yields answers and new follow-ups; the tree of answers is reduced into the
 final answer (the one step left to the returned ``PreparedSearch``) and returned as context.
 
-Offline, the primer's hypothetical-answer expansion appends the summary of the report
-that best matches the question before embedding it, and follow-ups ask about the
+The primer reads the reports that best match the question (BM25 over reports, fused with
+the dense ranking when the embedder is semantic). Offline, follow-ups ask about the
 best-connected entities the answers surfaced, ranked by relevance to the question."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import polars as pl
 from .context import citations_for, pack
 from .extractive import Evidence, compose
 from .local_mode import LocalSettings, build_local_context, prepare_local
+from .ranking import report_ranking
 from .reader import IndexReader
 from .relevance import RelevanceScorer
 from .result import PreparedSearch, SearchResult, Usage
@@ -64,13 +65,11 @@ def prepare_drift(question: str, reader: IndexReader, settings: DriftSettings = 
     reports = reader.table("community_reports")
     entities = reader.table("entities")
     communities = reader.table("communities")
-    scorer = RelevanceScorer(question, reports["full_content"].to_list())
+    scorer = RelevanceScorer.over(question, reader.report_search)
 
-    # Primer: expand the question with the best-matching report, then rank reports by vector.
-    best = max(reports.iter_rows(named=True), key=lambda r: (scorer.score(r["full_content"]), r["rank"]), default=None)
-    expanded = question if best is None else f"{question}\n{best['summary']}"
-    hits = reader.nearest("community_full_content", reader.embed(expanded), settings.primer_reports)
-    primer = hits.join(reports.select(pl.col("id"), "community", "title", "summary", "findings", "full_content"), on="id")
+    # Primer: the reports that best match the question (BM25, fused with vectors).
+    ranked = pl.DataFrame({"id": report_ranking(question, reader, settings.primer_reports)}, schema={"id": pl.String}).with_row_index("rank")
+    primer = ranked.join(reports.select(pl.col("id"), "community", "title", "summary", "findings", "full_content"), on="id").sort("rank")
     primer_evidence = [Evidence(r["full_content"], f"Reports ({r['community']})") for r in primer.iter_rows(named=True)]
     asked: set[str] = set()
     if llm is not None:
@@ -142,7 +141,7 @@ def prepare_drift(question: str, reader: IndexReader, settings: DriftSettings = 
         question=question,
         method="drift",
         answer=answer,
-        context={"tree": tree, "reports": primer.select("community", "title", "summary", "similarity"), "sources": used},
+        context={"tree": tree, "reports": primer.select("community", "title", "summary", "rank"), "sources": used},
         citations=citations_for(used["id"].to_list(), reader.table("text_units"), reader.table("documents")),
         usage=Usage(context_tokens=local_tokens),
         generated_by=generated_by,

@@ -82,17 +82,19 @@ def follow_bridges(
     if not bridges:
         return []
     used = {sentence for sentence, _, _ in picked}
-    candidates = [(s, c) for s, c in _candidates(evidence) if s not in used]
+    candidates = [(s, c) for s, c in dict.fromkeys(_candidates(evidence)) if s not in used]
+    # Only sentences that spell a bridge's name can mention it: a cheap test first.
+    spelled = [(s, c) for s, c in candidates if any(surface.casefold() in s.casefold() for surface in bridges.values())]
+    mentions = [set(graph.mentions_in(s)) for s, _ in spelled]
     scorer = RelevanceScorer(question, [s for s, _ in candidates] or [question])
     followed = []
     for position, surface in bridges.items():
         # Coverage may be 0 ("born" asked as "birth"): the first sentence about the name,
         # in ranking order, then says what it is.
-        about = [(scorer.coverage(s), -order, s, c) for order, (s, c) in enumerate(candidates) if position in graph.mentions_in(s)]
+        about = [(scorer.coverage(s), -order, s, c) for order, ((s, c), named) in enumerate(zip(spelled, mentions)) if position in named and s not in used]
         best = max(about, default=None)
         if best is not None:
             used.add(best[2])
-            candidates = [(s, c) for s, c in candidates if s != best[2]]
             followed.append((surface, best[2], best[3]))
     return followed
 

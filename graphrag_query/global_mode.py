@@ -21,11 +21,13 @@ import polars as pl
 
 from graphrag_assets.core.chunking import split_sentences
 
+from graphrag_assets.core.tokens import count_tokens
+
 from .context import citations_for, pack
 from .extractive import _clean
 from .ranking import rank_by_graph
 from .reader import IndexReader
-from .relevance import RelevanceScorer
+from .relevance import RelevanceScorer, terms
 from .result import EXTRACTIVE_LABEL, NO_DATA_ANSWER, PreparedSearch, SearchResult, Usage
 
 
@@ -113,15 +115,18 @@ def _report_row(row: dict) -> str:
     return "|".join([str(row["community"]), row["title"], str(row["rank"]), row["full_content"].replace("\n", " ")])
 
 
-def map_batches(reports: pl.DataFrame, settings: GlobalSettings) -> list[tuple[pl.DataFrame, str, int]]:
-    """Shuffled reports packed into batches of at most ``map_budget`` tokens each."""
+def map_batches(reports: pl.DataFrame, settings: GlobalSettings, row_tokens: dict[int, int] | None = None) -> list[tuple[pl.DataFrame, str, int]]:
+    """Shuffled reports packed into batches of at most ``map_budget`` tokens each;
+    ``row_tokens`` (community -> tokens of its row, ``report_row_tokens``) spares counting
+    them again for every question."""
     order = list(range(reports.height))
     random.Random(settings.shuffle_seed).shuffle(order)
     remaining = reports[order] if order else reports
     header = "id|title|rank|content"
+    cost = (lambda row: row_tokens[row["community"]]) if row_tokens is not None else None
     batches = []
     while remaining.height:
-        kept, text, tokens = pack(remaining, _report_row, settings.map_budget, header)
+        kept, text, tokens = pack(remaining, _report_row, settings.map_budget, header, cost)
         if kept.is_empty():  # a single report larger than the budget: skip it, never overflow
             remaining = remaining[1:]
             continue
@@ -130,16 +135,39 @@ def map_batches(reports: pl.DataFrame, settings: GlobalSettings) -> list[tuple[p
     return batches
 
 
+def report_row_tokens(reader: IndexReader) -> dict[int, int]:
+    """Tokens of each report's map row (with its line break), counted once per reader."""
+    return reader.memo(
+        "report_row_tokens",
+        lambda: {row["community"]: count_tokens(_report_row(row) + "\n") for row in reader.table("community_reports").iter_rows(named=True)},
+    )
+
+
+def report_sentences(reader: IndexReader) -> dict[int, list[tuple[str, frozenset[str]]]]:
+    """Each report's distinct evidence sentences (summary, then findings) with their
+    terms, split and tokenized once per reader: the offline map scores them for every
+    question."""
+
+    def split() -> dict[int, list[tuple[str, frozenset[str]]]]:
+        found = {}
+        for report in reader.table("community_reports").iter_rows(named=True):
+            statements = [report["summary"]] + [f["explanation"] for f in report["findings"] or []]
+            sentences = [s.strip() for statement in statements for s in split_sentences(_clean(statement))]
+            found[report["community"]] = [(s, frozenset(terms(s))) for s in dict.fromkeys(sentences) if len(s) >= 20]
+        return found
+
+    return reader.memo("report_sentences", split)
+
+
 GENERIC_POINTS_PER_REPORT = 3
 
 
-def offline_map(scorer: RelevanceScorer, batch: pl.DataFrame, batch_number: int) -> list[dict]:
-    """Points of one batch: each distinct evidence sentence of its reports, scored 0-100
-    by relevance; for a corpus-wide question, each report's leading findings scored by the
-    report's rank."""
+def offline_map(scorer: RelevanceScorer, batch: pl.DataFrame, batch_number: int, sentences: dict[int, list[tuple[str, frozenset[str]]]]) -> list[dict]:
+    """Points of one batch: each distinct evidence sentence of its reports (``sentences``,
+    from ``report_sentences``), scored 0-100 by relevance; for a corpus-wide question,
+    each report's leading findings scored by the report's rank."""
     points, seen = [], set()
     for report in batch.iter_rows(named=True):
-        statements = [report["summary"]] + [f["explanation"] for f in report["findings"] or []]
         if scorer.generic:
             score = round(report["rank"] * 10)
             for finding in (report["findings"] or [])[:GENERIC_POINTS_PER_REPORT]:
@@ -148,15 +176,13 @@ def offline_map(scorer: RelevanceScorer, batch: pl.DataFrame, batch_number: int)
                     seen.add(sentence)
                     points.append({"batch": batch_number, "community": report["community"], "score": score, "description": f"{finding['summary']}: {sentence}"})
             continue
-        for statement in statements:
-            for sentence in split_sentences(_clean(statement)):
-                sentence = sentence.strip()
-                if len(sentence) < 20 or sentence in seen:
-                    continue
-                seen.add(sentence)
-                score = scorer.score(sentence)
-                if score > 0:
-                    points.append({"batch": batch_number, "community": report["community"], "score": score, "description": sentence})
+        for sentence, present in sentences.get(report["community"], []):
+            if sentence in seen:
+                continue
+            seen.add(sentence)
+            score = scorer.score_terms(present)
+            if score > 0:
+                points.append({"batch": batch_number, "community": report["community"], "score": score, "description": sentence})
     return points
 
 
@@ -177,7 +203,7 @@ def prepare_global(question: str, reader: IndexReader, settings: GlobalSettings 
     left to the ``PreparedSearch``."""
     started = time.perf_counter()
     all_reports = reader.table("community_reports")
-    scorer = RelevanceScorer(question, all_reports["full_content"].to_list())
+    scorer = RelevanceScorer.over(question, reader.report_search)
     level_reports = reports_at_level(all_reports, settings.community_level)
     details: dict = {"reports_at_level": level_reports.height}
     if settings.dynamic:
@@ -186,7 +212,7 @@ def prepare_global(question: str, reader: IndexReader, settings: GlobalSettings 
         details |= {"reports_rated": ratings.height, "reports_selected": reports.height}
     else:
         reports, ratings = level_reports, None
-    batches = map_batches(reports, settings)
+    batches = map_batches(reports, settings, report_row_tokens(reader))
     points: list[dict] = []
     if llm is not None:
         from .llm import MapResult
@@ -195,8 +221,13 @@ def prepare_global(question: str, reader: IndexReader, settings: GlobalSettings 
         for number, answer in enumerate(answers, start=1):
             points += [{"batch": number, "community": None, "score": p.score, "description": p.description} for p in answer.points if p.score > 0]
     else:
+        # A report sharing no term with the question yields no point (every sentence would
+        # score 0): skip it, unless the question is about the whole corpus.
+        search = reader.report_search
+        sharing = [i for i, score in zip(search.ids, search.bm25.scores(question)) if score > 0]
         for number, (batch, _, _) in enumerate(batches, start=1):
-            points.extend(offline_map(scorer, batch, number))
+            mapped = batch if scorer.generic else batch.filter(pl.col("id").is_in(sharing))
+            points.extend(offline_map(scorer, mapped, number, report_sentences(reader)))
     points_frame = pl.DataFrame(points, schema={"batch": pl.Int64, "community": pl.Int64, "score": pl.Int64, "description": pl.String})
     points_frame = points_frame.sort(["score", "batch", "community"], descending=[True, False, False]).unique(
         "description", keep="first", maintain_order=True

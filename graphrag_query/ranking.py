@@ -186,12 +186,21 @@ def hybrid_ranking(question: str, reader, candidates: int) -> list[str]:
     index was embedded by a semantic model. The offline hashed n-gram embedder is itself a
     lexical representation, and a weaker one: on the 2Wiki benchmark fusing it with BM25
     lowered basic recall@5 from 63 % to 53 % (bench/README.md), so its ranking is left out."""
-    lexical = reader.text_unit_search.top(question, candidates)["id"].to_list()
+    return _fused(question, reader, reader.text_unit_search, "text_unit_text", candidates)
+
+
+def report_ranking(question: str, reader, k: int) -> list[str]:
+    """Community report ids, best first, ranked as ``hybrid_ranking`` ranks text units."""
+    return _fused(question, reader, reader.report_search, "community_full_content", max(k, 50))[:k]
+
+
+def _fused(question: str, reader, lexical_index, kind: str, candidates: int) -> list[str]:
+    lexical = lexical_index.top(question, candidates)["id"].to_list()
     if isinstance(reader.embedder, HashedNgramEmbedder):
         return lexical
-    dense = reader.nearest("text_unit_text", reader.embed(question), candidates)["id"].to_list()
+    dense = reader.nearest(kind, reader.embed(question), candidates)["id"].to_list()
     fused = reciprocal_rank_fusion([lexical, dense])
-    return sorted(fused, key=lambda unit: -fused[unit])
+    return sorted(fused, key=lambda item: -fused[item])
 
 
 @dataclass

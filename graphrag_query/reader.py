@@ -37,6 +37,7 @@ class IndexReader:
     corpus: str = "default"
     _frames: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
     _vectors: dict[str, VectorIndex] = field(default_factory=dict, repr=False)
+    _memos: dict[str, object] = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         self.database = self.database or os.environ.get("GRAPHRAG_DB") or DEFAULT_DATABASE
@@ -105,6 +106,13 @@ class IndexReader:
 
     def embed(self, text: str) -> np.ndarray:
         return self.embedder.embed([text])[0]
+
+    def memo(self, name: str, build):
+        """What ``build()`` returns, computed once per reader: for the query modes' own
+        derived data (the snapshot a reader reads never changes)."""
+        if name not in self._memos:
+            self._memos[name] = build()
+        return self._memos[name]
 
     def vector_index(self, kind: str) -> VectorIndex:
         """The corpus's vectors of one kind (text_unit_text, entity_description,

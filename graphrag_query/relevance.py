@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from graphrag_assets.core.lexical import search_terms
+from graphrag_assets.storage.search import LexicalIndex
 
 _QUESTION_WORDS = {"what", "who", "whom", "which", "when", "where", "why", "how", "does", "did", "do", "tell", "describe", "explain"}
 # Words that ask about the corpus as a whole rather than about something in it: a question
@@ -41,8 +42,17 @@ class RelevanceScorer:
 
     def __init__(self, question: str, collection: Iterable[str]):
         documents = [set(terms(text)) for text in collection]
-        counts = Counter(term for document in documents for term in document)
-        n = max(len(documents), 1)
+        self._weigh(question, Counter(term for document in documents for term in document), len(documents))
+
+    @classmethod
+    def over(cls, question: str, index: LexicalIndex) -> "RelevanceScorer":
+        """With idf from a BM25 index's own document frequencies: no pass over the texts."""
+        scorer = cls.__new__(cls)
+        scorer._weigh(question, index.bm25.document_frequencies(terms(question)), index.bm25.size)
+        return scorer
+
+    def _weigh(self, question: str, counts: Mapping[str, int], size: int) -> None:
+        n = max(size, 1)
         asked = list(dict.fromkeys(terms(question)))
         # Chinese bigrams that occur nowhere are mostly artefacts across a word boundary
         # ("燕在" of "王海燕在"), not words the asker used: they would only dilute coverage.
@@ -54,13 +64,20 @@ class RelevanceScorer:
 
     def coverage(self, text: str) -> float:
         """0-1: the share of the question's idf mass that the text contains."""
+        return self.coverage_terms(set(terms(text)))
+
+    def coverage_terms(self, present: set[str] | frozenset[str]) -> float:
+        """``coverage`` of a text given its terms."""
         if not self.total:
             return 0.0
-        present = set(terms(text))
         return sum(weight for term, weight in self.idf.items() if term in present) / self.total
+
+    def score_terms(self, present: set[str] | frozenset[str]) -> int:
+        """``score`` of a text given its terms."""
+        share = self.coverage_terms(present)
+        return round(100 * share) if share >= MIN_COVERAGE else 0
 
     def score(self, text: str) -> int:
         """0-100: the share of the question's idf mass that the text contains; below
         MIN_COVERAGE the text shares a stray word with the question, not its subject: 0."""
-        share = self.coverage(text)
-        return round(100 * share) if share >= MIN_COVERAGE else 0
+        return self.score_terms(set(terms(text)))

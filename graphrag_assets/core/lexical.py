@@ -155,6 +155,14 @@ class Bm25:
         vocabulary = {term: index for index, term in enumerate(terms.gather(bounds[:-1]).to_list())} if rows.height else {}
         return cls(vocabulary, bounds, positions, weights, n)
 
+    def document_frequencies(self, terms: Iterable[str]) -> dict[str, int]:
+        """How many texts hold each of the terms."""
+        found = {}
+        for term in terms:
+            index = self.vocabulary.get(term)
+            found[term] = int(self.bounds[index + 1] - self.bounds[index]) if index is not None else 0
+        return found
+
     def scores(self, question: str) -> np.ndarray:
         """A score per text (0 where no term is shared); a term asked twice counts twice."""
         total = np.zeros(self.size, dtype=np.float64)
