@@ -42,6 +42,8 @@ def _claims_usage(instance) -> dict:
 
 
 def test_claims_off_by_default_then_on_through_the_whole_asset_graph(fake_llm, input_dir, index, instance, monkeypatch):
+    # A name entity resolution merges ("Salt Marsh Square" into the corpus's "Saltmarsh Square").
+    (input_dir / "default" / "harbour_walk.txt").write_text("Salt Marsh Square hosted Mara Ellison for the regatta.\n")
     # Off (the default): no claim call, no claim rows, an empty claims frame in local search.
     settings, report = index(input_dir)
     assert not report.failed_runs and _tasks(fake_llm)["extract_claims"] == 0
@@ -75,7 +77,7 @@ def test_claims_off_by_default_then_on_through_the_whole_asset_graph(fake_llm, i
     assert claims.join(extracted, left_on=["text_unit_id", "subject_id"], right_on=["text_unit_id", "title"]).height == claims.height
 
     # Read, every subject is an entity of the graph; a merged name reads as the entity it
-    # was merged into ("The Tide Lantern Festival" -> "Tide Lantern Festival").
+    # was merged into ("Salt Marsh Square" -> "Saltmarsh Square").
     reader = IndexReader(settings.database)
     entities = reader.table("entities")
     resolved = reader.claims
