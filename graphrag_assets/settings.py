@@ -44,7 +44,7 @@ class IndexSettings(ConfigurableResource):
     leiden_iterations: int = 2  # GRAPHRAG_LEIDEN_ITERATIONS
     embedder: str = "hashed"  # GRAPHRAG_EMBEDDER: hashed | minilm
     embedding_dimensions: int = 256  # GRAPHRAG_EMBEDDING_DIMENSIONS (hashed only)
-    entity_resolution: bool = True  # GRAPHRAG_ENTITY_RESOLUTION: merge near-identical names
+    entity_resolution: bool = True  # GRAPHRAG_ENTITY_RESOLUTION: merge names that denote one entity, on evidence
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides) -> "IndexSettings":

@@ -18,7 +18,7 @@ class LLMSettings(BaseModel):
     base URL).
 
     ``confirm_merges`` (GRAPHRAG_LLM_CONFIRM_MERGES) has the model confirm every merge the
-    entity-resolution rules propose (spelling, trigram vectors, part of a full name);
+    entity-resolution rules propose (spelling variants, abbreviations, aliases);
     names equal after normalisation merge without asking. It is on by default when an LLM
     is configured: a wrong merge (two members of one family, a person and the firm named
     after them) fuses two entities' descriptions, relationships and communities and no
