@@ -3,7 +3,8 @@ import polars as pl
 from graphrag_assets.core.extraction.chinese import chinese_mentions
 from graphrag_assets.core.extraction.english import english_mentions
 from graphrag_assets.core.extraction.names import name_key
-from graphrag_assets.core.extraction.offline import extract_offline
+from graphrag_assets.core.extraction.offline import extract_offline, split_title
+from graphrag_assets.core.graph import GraphSettings, build_graph
 
 
 def _titles(mentions, entity_type=None):
@@ -68,3 +69,153 @@ def test_extraction_records_entities_and_same_sentence_evidence():
     pairs = set(zip(relationships["source_key"], relationships["target_key"]))
     assert ("mara ellison", "victor ashdown") in pairs
     assert ("port calder", "victor ashdown") not in pairs  # never in one sentence
+
+
+def _units(texts: list[str], documents: list[str] | None = None, chunks: list[int] | None = None) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "id": [f"u{i}" for i in range(len(texts))],
+            "document_id": documents or [f"d{i}" for i in range(len(texts))],
+            "chunk_index": chunks or [0] * len(texts),
+            "corpus": "c",
+            "source_partition": "c/wiki.jsonl",
+            "text": texts,
+        }
+    )
+
+
+def test_names_in_any_alphabet_are_whole():
+    mentions = english_mentions(
+        [
+            "Beyoncé Knowles met Zoë Saldaña in Łódź, then flew to São Paulo to see Ángel Di María and François Truffaut.",
+            "ÉMILE ZOLA wrote about Île-de-France and Hedwig of Mecklenburg- Güstrow.",
+            "Beyoncé在北京演出。",
+        ]
+    )
+    titles = _titles(mentions)
+    expected = {"Beyoncé Knowles", "Zoë Saldaña", "Łódź", "São Paulo", "Ángel Di María", "François Truffaut", "Émile Zola", "Île-de-France"}
+    assert expected <= titles
+    # A hyphen the source spaced out still joins the name, as it is keyed.
+    assert "Hedwig of Mecklenburg-Güstrow" in titles
+    # No ASCII fragment of a name is left over ("Beyonc", "Zo", "Fran", "Mar").
+    fragments = {t for t in titles if any(t != name and t in name for name in expected)}
+    assert not fragments - {"Beyoncé"}
+    # English words stop at Chinese characters, which stay jieba's.
+    assert "Beyoncé" in titles and not any("北京" in t for t in titles)
+    assert "北京" in _titles(chinese_mentions(["Beyoncé在北京演出。"]), "GEO")
+
+
+def test_numbers_and_regnal_numerals_end_names_but_years_and_counts_do_not():
+    mentions = english_mentions(
+        [
+            "The Heinkel HD 38 flew before Apollo 11 landed, and Louis XIV admired a Boeing 747 running Windows 95.",
+            "Frederick I, the Hunsrücker, met Lothair II; his son fought in World War I.",
+            "In 1990 Paris hosted the talks, and on May 3 Season 2 began.",
+            "Kevin I think was right.",
+        ]
+    )
+    titles = _titles(mentions)
+    assert {"Heinkel HD 38", "Apollo 11", "Louis XIV", "Boeing 747", "Windows 95", "Frederick I", "Lothair II", "World War I"} <= titles
+    assert {"Louis XIV", "Frederick I", "Lothair II"} <= _titles(mentions, "PERSON")  # a regnal number
+    # A year is not part of the name before it, nor is a day or a count.
+    assert "Paris" in titles and not {t for t in titles if t.startswith(("Paris ", "May", "Season 2", "In "))}
+    assert "Kevin" in titles and "Kevin I" not in titles  # "I" before a verb is the pronoun
+    # A page number across a table of contents is not a model number.
+    assert _titles(english_mentions(["MARLEY'S GHOST                                   3"])) == {"Marley's Ghost"}
+    # A year before an event is its edition.
+    assert "1972 Summer Olympics" in _titles(english_mentions(["She competed at the 1972 Summer Olympics."]), "EVENT")
+
+
+def test_full_names_said_once_survive_pruning_but_single_words_need_two_mentions():
+    units = _units(
+        [
+            "Anna Lee met Ben Moss at the Heinkel HD 38 hangar. Xiamen was far away.",
+            "Anna Lee met Ben Moss again, and Nicki Minaj sang.",
+            "Anna Lee and Ben Moss left. Ada Lovelace met Alan Turing. Greta Garbo smiled.",
+        ],
+        documents=["d"] * 3,
+        chunks=[0, 1, 2],
+    )
+    entities, relationships = build_graph(*extract_offline(units), units, "c", GraphSettings(min_edge_weight_percentile=0))
+    titles = set(entities["title"])
+    assert {"Nicki Minaj", "Heinkel HD 38", "Anna Lee", "Ben Moss", "Greta Garbo"} <= titles
+    assert "Xiamen" not in titles  # one word, said once: still pruned as rare
+    # A name said once relates to the names of its sentence, not to all of its unit's.
+    edges = {frozenset(pair) for pair in zip(relationships["source"], relationships["target"])}
+    assert {frozenset({"Ada Lovelace", "Alan Turing"}), frozenset({"Anna Lee", "Nicki Minaj"})} <= edges
+    assert not {e for e in edges if "Greta Garbo" in e or e == frozenset({"Ada Lovelace", "Anna Lee"})}
+
+
+def test_titles_and_full_names_stay_without_edges():
+    # Marufabad's article names nothing else, and Nicki Minaj shares her unit with no one:
+    # neither has an edge, both stay (in no community).
+    units = _units(["Marufabad\n\nMarufabad is a village in Iran.", "Anna Lee met Ben Moss.", "Anna Lee met Ben Moss again.", "Nicki Minaj."])
+    records, relationships = extract_offline(units, {"d0": "Marufabad"})
+    entities, relationships = build_graph(records, relationships, units, "c", GraphSettings(min_edge_weight_percentile=60))
+    rows = {r["title"]: r for r in entities.iter_rows(named=True)}
+    assert rows["Nicki Minaj"]["degree"] == 0
+    assert rows["Marufabad"]["type"] == "GEO" and rows["Marufabad"]["frequency"] == 1
+    assert {"Anna Lee", "Ben Moss"} <= set(rows)
+    edges = set(zip(relationships["source"], relationships["target"]))
+    assert all(r["degree"] == sum(r["title"] in pair for pair in edges) for r in rows.values())
+
+
+def test_a_given_title_is_an_entity_of_every_unit_of_its_document():
+    theodred, song = "Theodred II (Bishop of Elmham)", "Changed It"
+    units = _units(
+        [
+            f"{theodred}\n\nTheodred II was a medieval Bishop of Elmham. The date of Theodred's consecration is unknown.",
+            f"{theodred}\n\nHe died between 995 and 997, and was followed by Æthelstan of Elmham.",
+            f'{song}\n\n"Changed It" is a song by Nicki Minaj and Lil Wayne. It was released in 2017.',
+            "Lil Wayne sang it again.",  # a file's text: no given title
+        ],
+        documents=["d1", "d1", "d2", "d3"],
+        chunks=[0, 1, 0, 0],
+    )
+    entities, relationships = extract_offline(units, {"d1": theodred, "d2": song})
+    titled = entities.filter(pl.col("document_title"))
+    # The name is the title before its qualifier, which types it (a bishop is a person).
+    theodred_rows = titled.filter(pl.col("name_key") == "theodred ii").sort("text_unit_id")
+    assert theodred_rows["text_unit_id"].to_list() == ["u0", "u1"]  # also where the unit never names him
+    assert set(theodred_rows["title"]) == {"Theodred II"} and set(theodred_rows["type"]) == {"PERSON"}
+    assert theodred_rows["mentions"].to_list() == [2, 1]  # the title line, and "Theodred II was ..."
+    # Its description is the unit's text after the title line.
+    assert theodred_rows["description"].to_list() == [
+        "Theodred II was a medieval Bishop of Elmham. The date of Theodred's consecration is unknown.",
+        "He died between 995 and 997, and was followed by Æthelstan of Elmham.",
+    ]
+    # The title line is not read again as text: no "Bishop of Elmham" from it, no "Changed".
+    keys = set(entities["name_key"])
+    assert not keys & {"theodred ii bishop of elmham", "changed", "bishop of elmham"}
+    song_row = titled.filter(pl.col("name_key") == "changed it").row(0, named=True)
+    assert song_row["type"] == "WORK" and song_row["mentions"] == 2
+    # The article is about its title: the title relates to the names of every sentence.
+    pairs = set(zip(relationships["source_key"], relationships["target_key"]))
+    assert {("changed it", "nicki minaj"), ("changed it", "lil wayne"), ("theodred ii", "æthelstan of elmham")} <= pairs
+    # A document without a given title keeps the old behaviour.
+    untitled = entities.filter(pl.col("text_unit_id") == "u3")
+    assert untitled["name_key"].to_list() == ["lil wayne"] and not untitled["document_title"].any()
+
+
+def test_a_title_is_found_without_its_header_line_and_function_word_titles_claim_no_text():
+    units = _units(["Her father was a painter in Rome.", "Her\n\nHer is a 2013 film by Spike Jonze."], documents=["d1", "d2"])
+    entities, _ = extract_offline(units, {"d1": "Aas Ka Panchhi", "d2": "Her"})
+    titled = {r["text_unit_id"]: r for r in entities.filter(pl.col("document_title")).iter_rows(named=True)}
+    # The chunker's header may be missing: the title is still the unit's entity.
+    assert titled["u0"]["title"] == "Aas Ka Panchhi" and titled["u0"]["mentions"] == 1
+    # "Her" is matched in no sentence (every "Her" would be the film), yet is typed by its article.
+    assert titled["u1"]["title"] == "Her" and titled["u1"]["mentions"] == 1 and titled["u1"]["type"] == "WORK"
+    assert split_title("Aleksander Koniecpolski (1620–1659)") == ("Aleksander Koniecpolski", "1620–1659")
+
+
+def test_the_index_makes_each_given_title_an_entity_and_no_file_name(sample_index):
+    import duckdb
+
+    with duckdb.connect(sample_index.database, read_only=True) as connection:
+        titled = set(connection.execute("SELECT DISTINCT title FROM extracted_entities WHERE document_title").pl()["title"])
+        documents = connection.execute("SELECT title, source_path FROM documents").pl()
+        entities = set(connection.execute("SELECT title FROM entities").pl()["title"])
+    # JSONL and CSV rows have given titles; text and markdown files only their file names.
+    given = set(documents.filter(pl.col("source_path").str.contains(r"\.(?:jsonl|csv)$"))["title"])
+    assert "Origins of the Tide Lantern Festival" in given and titled == given
+    assert titled <= entities

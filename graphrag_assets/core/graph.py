@@ -8,9 +8,15 @@ meet everywhere) counts for less than one between names that seek each other out
 
 where n_ab is the number of text units holding both, npmi the normalised pointwise
 mutual information of the two names over text units, and s_ab the number of sentences
-naming both. Pruning then removes rare names (proper names mentioned fewer than twice, noun phrases
-in fewer than three text units), weak edges (below a percentile of the
-weights) and names left without edges.
+naming both. Pruning then removes rare names (single-word proper names mentioned fewer than
+twice, noun phrases in fewer than three text units), weak edges (below a percentile of the
+weights) and names left without edges. A document's given title and a proper name of two or
+more words (or with a number: "Apollo 11") are kept however rarely mentioned and even
+without edges: such a name is seldom noise, and a name said once is often the bridge
+between two documents that a multi-hop question crosses. The edges of a name said only
+once need a common sentence: its npmi with any other name of its text unit is high
+whatever joins them, so bare co-occurrence would outweigh every real association (and in
+an encyclopaedia make up half the edges).
 """
 
 from __future__ import annotations
@@ -52,7 +58,7 @@ RELATIONSHIP_COLUMNS = {
 
 @dataclass(frozen=True)
 class GraphSettings:
-    min_name_mentions: int = 2  # a proper name must be mentioned at least this often
+    min_name_mentions: int = 2  # a single-word proper name must be mentioned at least this often
     min_concept_frequency: int = 3  # lower-case noun phrases, the noisier kind: text units
     min_edge_weight_percentile: float = 40.0
     min_node_degree: int = 1
@@ -126,6 +132,7 @@ def build_graph(
         pl.col("mentions"),
         pl.col("mentions").sum().alias("total_mentions"),
         pl.col("description"),
+        pl.col("document_title").fill_null(False).any().alias("document_title"),
     )
     candidates = candidates.with_columns(
         pl.struct("type", "mentions")
@@ -134,10 +141,13 @@ def build_graph(
         if candidates.height
         else pl.lit(None, pl.String).alias("type")
     )
+    # Titles and full names are kept whatever their counts (see the module docstring).
+    full_name = (pl.col("type") != "CONCEPT") & (pl.col("document_title") | pl.col("title").str.contains(r"\s|\d"))
+    candidates = candidates.with_columns(full_name.alias("full_name"))
     kept = candidates.filter(
         pl.when(pl.col("type") == "CONCEPT")
         .then(pl.col("frequency") >= settings.min_concept_frequency)
-        .otherwise(pl.col("total_mentions") >= settings.min_name_mentions)
+        .otherwise((pl.col("total_mentions") >= settings.min_name_mentions) | pl.col("full_name"))
     )
 
     mentions = records.filter(pl.col("name_key").is_in(kept["name_key"].implode())).select(
@@ -174,7 +184,11 @@ def build_graph(
         .alias("weight")
         if pairs.height
         else pl.lit(None, pl.Float64).alias("weight")
-    ).filter(pl.col("weight") > 0)
+    )
+    # A name said once relates only to the names of its own sentence (see the module docstring).
+    once = kept.filter((pl.col("frequency") == 1) & (pl.col("total_mentions") < settings.min_name_mentions))["name_key"].implode()
+    said_once = pl.col("source_key").is_in(once) | pl.col("target_key").is_in(once)
+    pairs = pairs.filter((pl.col("weight") > 0) & ~(said_once & (pl.col("s_ab") == 0)))
     if pairs.height:
         threshold = pairs["weight"].quantile(settings.min_edge_weight_percentile / 100, "lower")
         pairs = pairs.filter(pl.col("weight") >= threshold)
@@ -185,7 +199,7 @@ def build_graph(
         .agg(pl.len().cast(pl.Int64).alias("degree"))
     )
     kept = kept.join(degree, on="name_key", how="left").with_columns(pl.col("degree").fill_null(0))
-    kept = kept.filter(pl.col("degree") >= settings.min_node_degree)
+    kept = kept.filter((pl.col("degree") >= settings.min_node_degree) | pl.col("full_name"))
     surviving = kept["name_key"].implode()
     pairs = pairs.filter(pl.col("source_key").is_in(surviving) & pl.col("target_key").is_in(surviving))
     # Dropping names can lower the degree of their neighbours: recount on the final edges.

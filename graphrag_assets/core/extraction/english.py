@@ -1,44 +1,107 @@
-"""English entity mentions without a trained model: proper nouns and noun phrases.
+"""English entity mentions without a trained model: proper nouns, typed from evidence, and
+noun phrases.
 
-Proper nouns are runs of capitalised words (allowing connectors such as "of" inside
-"Ghost of Christmas Past"); a capitalised word that only starts a sentence and appears
-lower-case elsewhere in the text unit is an ordinary word, not a name. ALL-CAPS runs
-(speaker labels in transcripts) are title-cased; short all-caps tokens are acronyms.
-Noun phrases are two- or three-word lower-case compounds of content words
-("machine learning"); they only survive graph pruning if they recur across text units.
+A proper noun is a run of capitalised words of any alphabet ("Zoë Saldaña", "Łódź",
+"São Paulo"), with connectors inside ("Ghost of Christmas Past", "Ángel Di María", "Pérez
+de Guzmán"), initials ("Harold D. Schuster") and a regnal or model number at its end
+("Louis XIV", "Frederick I", "Apollo 11", "Heinkel HD 38"). A year after a name is not part
+of it ("Paris 1990"); one before an event is ("1972 Summer Olympics"). A capitalised word
+that only starts a clause and that the document also writes in lower case is an ordinary
+word; so are adjectives of nationality or language on their own ("American", "Hindi").
+ALL-CAPS runs (speaker labels in transcripts) are title-cased; short all-caps tokens are
+acronyms. Chinese is chinese.py's.
+
+Each mention is typed from the evidence of its sentence (``typing_rules``): what the
+sentence says the name is, then the name's own words, then the words around it, then the
+place gazetteer. Known names (a document's title) are matched as written first, so that a
+title such as "Changed It" is not cut into ordinary words.
+
+Noun phrases are two- or three-word lower-case compounds of content words ("machine
+learning"); they only survive graph pruning if they recur across text units.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .stopwords import NOT_NOUN_WORDS, STOPWORDS
+from .gazetteer import is_place, is_region
+from .stopwords import GROUP_ADJECTIVES, NOT_NOUN_WORDS, STOPWORDS
+from .typing_rules import (
+    AFTER_NOUNS,
+    CORPORATE_STYLES,
+    CUES,
+    DIRECTIONS,
+    DROPPED_HONORIFICS,
+    EVENT,
+    GEO,
+    GEO_FIRST_WORDS,
+    HONORIFICS,
+    KIN_NOUNS,
+    MAX_CUE_WORDS,
+    ORGANIZATION,
+    PERSON,
+    STYLE_MODIFIERS,
+    WORK,
+    definition_type,
+    head_type,
+    life_dates,
+    noun_type,
+    person_after,
+    possessive_type,
+    work_year,
+)
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’\-][A-Za-z0-9]+)*\.?")
-# A word right after the sentence start, an opening quote, a colon or a dash starts a clause,
-# so its capital letter says nothing about it being a name.
-_CLAUSE_START = re.compile(r"(?:^|[\"“‘(:;—–]|(?:^|\s)'|--)\s*$")
+# Letters and digits of any script but the CJK ones, which chinese.py segments.
+_NOT_CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_LETTER = f"[^\\W\\d_{_NOT_CJK}]"
+_ALNUM = f"[^\\W_{_NOT_CJK}]"
+_WORD = re.compile(f"{_LETTER}{_ALNUM}*(?:['’\\-]{_ALNUM}+)*\\.?")
+_TOKEN = re.compile(f"{_WORD.pattern}|\\d+(?:[.,]\\d+)*{_ALNUM}*")
 _CONTRACTION = re.compile(r"['’](?:re|ll|ve|d|m|t)$", re.IGNORECASE)
-CONNECTORS = {"of", "the", "de", "van", "von", "da", "del", "la", "le", "du", "and"}
-HONORIFICS = {
-    "mr", "mrs", "ms", "miss", "dr", "sir", "lady", "lord", "madam", "uncle", "aunt", "mister", "master",
-    "professor", "prof", "captain", "saint", "st", "mayor", "president", "governor", "senator", "judge",
-    "councillor", "councilor", "minister", "chairman", "chairwoman", "director", "general", "colonel",
-}
-ORGANIZATION_WORDS = {
-    "inc", "corp", "corporation", "company", "co", "ltd", "llc", "institute", "university", "college",
-    "council", "bank", "society", "group", "labs", "lab", "foundation", "association", "agency",
-    "department", "ministry", "school", "academy", "club", "committee", "office", "museum", "library",
-    "hospital", "church", "court", "press", "times", "news", "microsoft", "google", "shipping",
-}
-GEO_WORDS = {
-    "street", "city", "river", "port", "lake", "island", "bay", "road", "mountain", "county", "state",
-    "harbor", "harbour", "valley", "square", "park", "avenue", "lane", "coast", "sea", "ocean", "bridge",
-    "district", "province", "village", "town", "london", "america", "england", "china", "europe",
-    "france", "india", "japan", "california", "seattle", "york", "washington",
-}
+_INITIAL = re.compile(r"[^\W\d_]\.$")
+_HYPHEN_GAP = re.compile(r"-\s*")  # "Mecklenburg- Güstrow": a hyphen some sources space out
+_LIST_GAP = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|&\s*)")
+_QUOTES = "\"“”‘’'"
+# A number that ends a name: a model or sequel number ("Apollo 11", "Boeing 747"), not a year.
+_SHORT_NUMBER = re.compile(r"\d{1,3}[^\W\d_]?$")
+# A year or ordinal before an event: "1972 Summer Olympics", "65th Academy Awards".
+_EVENT_PREFIX = re.compile(r"(?:1\d{3}|20\d{2}|\d{1,3}(?:st|nd|rd|th))$")
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)$")
+_YEAR = re.compile(r"\d{3,4}$")
+_SPACES = re.compile(r"\s+")
+# A quoted title: 2Wiki-style sources write it " Title" with the space inside.
+_QUOTED = re.compile(r"[\"“]\s*([^\"“”\n]{1,100}?)\s*[\"”]")
+_TITLING_WORDS = {"titled", "entitled"}
+# ", 2nd " between a name and its style: "John Wallop, 2nd Earl of Portsmouth".
+_STYLE_GAP = re.compile(r",\s*(?:\d+(?:st|nd|rd|th)\s+)?")
+_ROMAN = re.compile(r"(?=[IVX])X{0,3}(?:IX|IV|V?I{0,3})")
+_COMMA_GAP = re.compile(r",\s*")
+
+CONNECTORS = set("of the de van von der den da del della di la le du des dos das do y bin ibn zu mac ap and".split())
+_INNER_CONNECTORS = CONNECTORS - {"and"}  # "Anna and Ben" are two names
+# Abbreviations after which a full stop does not end a name ("St. Louis", "Warner Bros. Pictures").
+_ABBREVIATIONS = HONORIFICS | {"st", "mt", "ft", "jr", "sr", "bros", "co", "inc", "ltd", "corp", "no", "vol", "messrs"}
+# Number words that start names ("Third Crusade", "Two Sicilies") though they are stopwords.
+_NUMBER_WORDS = set("first second third fourth fifth sixth seventh eighth ninth tenth two three four five six seven eight nine ten".split())
+# Function words written with a capital wherever they stand, so a capital says nothing.
+_ALWAYS_CAPITALISED = {"i"} | set(
+    "january february march april may june july august september october november december "
+    "monday tuesday wednesday thursday friday saturday sunday".split()
+)
+_PREPOSITIONS = set(
+    "in of at from near by with for on to into onto under over between through during after before about against among within via".split()
+)
+# Words that a number follows as a count, not as part of a name ("Season 2", "Chapter 11").
+_COUNTERS = set(
+    "chapter season episode volume vol act scene round stage level day week page number no grade class type version phase step room "
+    "track disc part book game year age figure table section".split()
+)
+_ORG_SUFFIXES = {"inc", "ltd", "llc", "plc", "gmbh", "corp"}
 SPEECH_VERBS = {"said", "says", "asked", "replied", "cried", "told", "thought"}
+_SPEECH_AFTER = tuple(f"{verb} " for verb in SPEECH_VERBS)
 
 
 @dataclass(frozen=True)
@@ -48,103 +111,469 @@ class Mention:
     sentence_index: int
 
 
-def _clean(token: str) -> str:
-    token = token.rstrip(".")
-    return re.sub(r"['’]s$", "", token)
+def _bare(token: str) -> str:
+    """A token as a lower-case word: no full stop, no possessive."""
+    token = token.rstrip(".").lower()
+    return token[:-2] if token.endswith(("'s", "’s")) else token
 
 
-def _is_capitalised(token: str) -> bool:
-    return token[0].isupper()
+def _numeral(token: str) -> bool:
+    return token.isdigit() or _ROMAN.fullmatch(token) is not None
 
 
-def _entity_type(words: list[str], before: str | None, after: str | None) -> str:
-    lowered = [w.lower().rstrip(".") for w in words]
-    if lowered[0] in HONORIFICS or (before or "").lower().rstrip(".") in HONORIFICS:
-        return "PERSON"
-    if any(w in ORGANIZATION_WORDS for w in lowered):
-        return "ORGANIZATION"
-    if any(w in GEO_WORDS for w in lowered):
-        return "GEO"
-    if (after or "").lower() in SPEECH_VERBS or (before or "").lower() in SPEECH_VERBS:
-        return "PERSON"
-    return "OTHER"
+class _Sentence:
+    """One sentence's tokens, its proper-noun spans and their types."""
 
+    def __init__(self, text: str, known_lowercase: set[str], known_names: Sequence[str]):
+        self.text = text
+        self.known_lowercase = known_lowercase
+        matches = list(_TOKEN.finditer(text))
+        self.texts = [m.group() for m in matches]
+        self.starts = [m.start() for m in matches]
+        self.ends = [m.end() for m in matches]
+        self.lower = [t.lower() for t in self.texts]
+        self.bare = [_bare(t) for t in self.texts]
+        self.cap = [t[0].isupper() for t in self.texts]
+        self.number = [t[0].isdigit() for t in self.texts]
+        self.claimed = [False] * len(self.texts)
+        self.surfaces: dict[tuple[int, int], str] = {}
+        self.known = self._find_known(known_names)
+        self.known += self._find_quoted_works()
 
-def _is_honorific(token: str) -> bool:
-    return token.rstrip(".").lower() in HONORIFICS
+    # -- tokens and the gaps between them ------------------------------------------------
 
+    def _gap(self, k: int) -> str:
+        """The text between token k-1 and token k (from the sentence start for k = 0)."""
+        return self.text[self.ends[k - 1] if k else 0 : self.starts[k]]
 
-def _surface(run: list[str]) -> str:
-    """The name as written, without a trailing possessive or full stop; ALL-CAPS runs
-    (transcript speaker labels) are title-cased, short all-caps tokens stay acronyms."""
-    words = [w if _is_honorific(w) and k < len(run) - 1 else _clean(w) for k, w in enumerate(run)]
-    if all(w.isupper() for w in words) and not (len(words) == 1 and len(words[0]) <= 5):
-        words = [w.capitalize() for w in words]  # "KEVIN SCOTT" -> "Kevin Scott"
-    return " ".join(w for w in words if w)
+    def _plain(self, k: int) -> bool:
+        gap = self._gap(k)
+        return not gap or gap.isspace()
 
+    def _abbreviation(self, k: int) -> bool:
+        token = self.texts[k]
+        return token.endswith(".") and (_INITIAL.match(token) is not None or self.bare[k] in _ABBREVIATIONS)
 
-def _proper_nouns(sentence: str, known_lowercase: set[str], index: int) -> list[Mention]:
-    matches = list(_WORD.finditer(sentence))
-    tokens = [m.group() for m in matches]
-    clause_start = {k for k, m in enumerate(matches) if _CLAUSE_START.search(sentence[: m.start()])}
+    def _clause_start(self, k: int) -> bool:
+        """A capital after the sentence start, an opening quote, a colon or a dash says
+        nothing about the word being a name."""
+        if k == 0:
+            return True
+        gap = self._gap(k).rstrip()
+        return gap.endswith(("\"", "“", "‘", "'", "(", ":", ";", "—", "–", ".", "!", "?")) or "--" in gap or (
+            self.texts[k - 1].endswith(".") and not self._abbreviation(k - 1)
+        )
 
-    def joined(k: int) -> bool:
-        """Token k follows token k-1 with nothing but spaces between them."""
-        return not sentence[matches[k - 1].end() : matches[k].start()].strip()
+    def _continues(self, j: int, k: int) -> bool:
+        """Token k may extend a name ending with token j."""
+        if self.texts[j].endswith(".") and not self._abbreviation(j):
+            return False
+        gap = self._gap(k)
+        if not gap or gap.isspace():
+            return True
+        if self.cap[k] and self.cap[j]:
+            if _HYPHEN_GAP.fullmatch(gap):
+                return True
+            if gap[0] in "'’" and gap[1:].isspace() and self.texts[j].endswith("s"):
+                return True  # "Girls' Schools Association"
+        return False
 
-    mentions: list[Mention] = []
-    i = 0
-    while i < len(tokens):
-        if not _is_capitalised(tokens[i]):
-            i += 1
-            continue
-        run, j = [tokens[i]], i + 1
-        while j < len(tokens) and joined(j):
-            after_stop = run[-1].endswith(".") and not _is_honorific(run[-1])
-            if _is_capitalised(tokens[j]) and not after_stop:
-                run.append(tokens[j])
-                j += 1
-            elif (
-                tokens[j].lower() in CONNECTORS - {"and"}
-                and j + 1 < len(tokens)
-                and joined(j + 1)
-                and _is_capitalised(tokens[j + 1])
-            ):
-                run.extend(tokens[j : j + 2])
-                j += 2
-            else:
+    # -- known names ----------------------------------------------------------------------
+
+    def _find_known(self, names: Sequence[str]) -> list[tuple[int, int, str, int, str | None]]:
+        """(first token, last token, name, end offset) of each whole-word occurrence of a
+        known name; its tokens are claimed, so no rule-based name overlaps it."""
+        found = []
+        for name in names:
+            start = self.text.find(name)
+            while start >= 0:
+                end = start + len(name)
+                whole = not (start and self.text[start - 1].isalnum()) and not (end < len(self.text) and self.text[end].isalnum())
+                first, last = bisect_right(self.ends, start), bisect_left(self.starts, end) - 1
+                if whole and first <= last and not any(self.claimed[first : last + 1]):
+                    self.claimed[first : last + 1] = [True] * (last + 1 - first)
+                    found.append((first, last, name, end, None))
+                start = self.text.find(name, end)
+        return found
+
+    def _find_quoted_works(self) -> list[tuple[int, int, str, int, str | None]]:
+        """Quoted titles of works, taken whole even with lower-case words in them ("Aldri
+        annet enn bråk" (1954), the film "Interview with a Hitman"): a year after them or
+        a work noun before them ("the album", "entitled") says they are titles."""
+        found = []
+        for match in _QUOTED.finditer(self.text):
+            title = match.group(1)
+            start, end = match.span(1)
+            first, last = bisect_right(self.ends, start), bisect_left(self.starts, end) - 1
+            if not title[0].isupper() or title[-1] in ".,;:" or len(title.split()) > 10 or first > last or any(self.claimed[first : last + 1]):
+                continue
+            before = self.lower[first - 1] if first and self._soft_gap(first, comma=True) else ""
+            if work_year(self.text[match.end() :]) or noun_type(before) == WORK or before in _TITLING_WORDS:
+                self.claimed[first : last + 1] = [True] * (last + 1 - first)
+                found.append((first, last, title, end, WORK))
+        return found
+
+    # -- spans ----------------------------------------------------------------------------
+
+    def _spans(self) -> list[tuple[int, int]]:
+        """Runs of capitalised words with connectors inside and a short number after."""
+        spans, i, n = [], 0, len(self.texts)
+        while i < n:
+            if not self.cap[i] or self.claimed[i]:
+                i += 1
+                continue
+            j = i
+            while j + 1 < n and not self.claimed[j + 1] and self._continues(j, j + 1):
+                k = j + 1
+                if self.cap[k]:
+                    j = k
+                    continue
+                m = k  # up to two connectors, then a capital: "Pérez de Guzmán", "Planet of the Apes"
+                while m < n and m - k < 2 and self.lower[m] in _INNER_CONNECTORS and (m == k or self._plain(m)):
+                    m += 1
+                if k < m < n and self.cap[m] and not self.claimed[m] and self._plain(m):
+                    j = m
+                    continue
                 break
-        before = tokens[i - 1] if i > 0 else None
-        after = tokens[j] if j < len(tokens) else None
-        first = i
-        # Trim function words at either end ("The", "But", "I").
-        while run and (_clean(run[0]).lower() in STOPWORDS or run[0].lower() in CONNECTORS):
-            run, first = run[1:], first + 1
-        while run and (_clean(run[-1]).lower() in STOPWORDS or run[-1].lower() in CONNECTORS):
-            run = run[:-1]
-        single = run[0] if len(run) == 1 else None
-        if single is not None and (
-            _clean(single).lower() in NOT_NOUN_WORDS
-            or _is_honorific(single)
-            or _CONTRACTION.search(single)
-            # A capital that only marks the start of a clause, on a word the document
-            # also uses in lower case, is not a name.
-            or (first in clause_start and single.rstrip(".").lower() in known_lowercase)
+            if (
+                j + 1 < n
+                and self.number[j + 1]
+                and _SHORT_NUMBER.match(self.texts[j + 1])
+                and self._gap(j + 1) == " "  # not a page number across a table of contents
+                and not self.claimed[j + 1]
+                and not self.texts[j].endswith(".")
+                and self.bare[j] not in STOPWORDS | _COUNTERS
+            ):
+                j += 1  # "Apollo 11", "Heinkel HD 38"; not "May 3" or "Kevin Scott Episode 47"
+            spans.append((i, j))
+            i = j + 1
+        return spans
+
+    def _function_word(self, k: int) -> bool:
+        return self.bare[k] in STOPWORDS or self.lower[k] in CONNECTORS or _CONTRACTION.search(self.texts[k]) is not None
+
+    def _shouted(self, k: int) -> bool:
+        """An ALL-CAPS word, or a one-letter word before one ("A CHRISTMAS CAROL")."""
+        token = self.texts[k].rstrip(".")
+        if len(token) > 1:
+            return token.isupper()
+        return k + 1 < len(self.texts) and len(self.texts[k + 1]) > 1 and self.texts[k + 1].isupper()
+
+    def _capital_inside(self, k: int) -> bool:
+        """A function word capitalised inside a sentence is part of a name ("starring in
+        The Tender Years", "Great Britain", "Alexander the Great"); not in ALL-CAPS text."""
+        return (
+            self.cap[k]
+            and not self._clause_start(k)
+            and self.bare[k] not in _ALWAYS_CAPITALISED
+            and not self._shouted(k)
+            and not _CONTRACTION.search(self.texts[k])  # "Hi, I’m Kevin Scott"
+        )
+
+    def _trim(self, words: list[int]) -> list[int]:
+        """Drop function words at either end ("The", "But", "I"), keeping those capitalised
+        inside a sentence, a number word that starts a name ("Third Crusade") and a regnal
+        "I" ("Frederick I")."""
+        while words and self._function_word(words[0]):
+            first = words[0]
+            if len(words) > 1 and self.cap[words[1]] and (self._capital_inside(first) or self.bare[first] in _NUMBER_WORDS):
+                break
+            words = words[1:]
+        while words and self._function_word(words[-1]):
+            last = words[-1]
+            if len(words) > 1 and (self._capital_inside(last) or (self.texts[last].rstrip(".") == "I" and self._regnal(words))):
+                break
+            words = words[:-1]
+        return words
+
+    def _regnal(self, words: list[int]) -> bool:
+        """"I" after a name is a numeral unless a verb follows it ("Kevin I think")."""
+        last = words[-1]
+        if len(words) < 2 or not self.cap[words[-2]] or self._function_word(words[-2]):
+            return False
+        after = last + 1
+        return (
+            after >= len(self.texts)
+            or not self._plain(after)
+            or not self.texts[after][0].islower()
+            or self.lower[after] in ("of", "and")
+        )
+
+    def _not_a_name(self, words: list[int]) -> bool:
+        if all(self.bare[k] in GROUP_ADJECTIVES for k in words):
+            return True  # "American", "Italian- American"
+        if len(words) > 1:
+            # ALL-CAPS with function words inside is shouted prose (a licence, a heading),
+            # not a name: "YOU AGREE THAT THE FOUNDATION ...", "STAVE ONE".
+            return all(self._shouted(k) for k in words) and any(self.bare[k] in STOPWORDS - _INNER_CONNECTORS for k in words)
+        k = words[0]
+        bare = self.bare[k]
+        if bare in NOT_NOUN_WORDS or bare in HONORIFICS or _CONTRACTION.search(self.texts[k]):
+            return True
+        if not self._clause_start(k):
+            return False
+        # A clause's first word the document also writes in lower case, or an -ing/-ed/-ly
+        # word before a lower-case one ("Following his death", "Born in Paris").
+        after = k + 1
+        return bare in self.known_lowercase or (
+            len(bare) > 4 and bare.endswith(("ing", "ed", "ly")) and after < len(self.texts) and self.texts[after][0].islower()
+        )
+
+    # -- types ------------------------------------------------------------------------------
+
+    def _name_type(self, words: list[int]) -> str | None:
+        """What the name's own words say: a country or region, a suffix ("Jr.", "Ltd"), a
+        head word ("Jive Records", "University of Leiden"), a place's first word ("Mount
+        Everest") or a direction before a place ("Central Norway")."""
+        texts = [self.texts[k].rstrip(".") for k in words]
+        lowered = [self.bare[k] for k in words]
+        if is_region(self._surface(words)):
+            return GEO
+        if lowered[-1] in ("jr", "sr"):
+            return PERSON
+        if any(word in _ORG_SUFFIXES for word in lowered):
+            return ORGANIZATION
+        of = lowered.index("of", 1) if "of" in lowered[1:] else len(lowered)
+        heads = [t for t in texts[:of] if not _numeral(t)]
+        if heads and (found := head_type(heads[-1])):
+            return found
+        if of > 1 and _numeral(texts[of - 1]) and not texts[of - 1].isdigit():
+            return PERSON  # a regnal number: "Louis XIV", "Lothair II of Lotharingia"
+        if len(words) > 1 and lowered[0] in GEO_FIRST_WORDS:
+            return GEO
+        if len(words) > 1 and lowered[0] in DIRECTIONS and is_place(" ".join(texts[1:])):
+            return GEO
+        return None
+
+    def _cue_type(self, first: int) -> str | None:
+        """The words before a name: a cue ("directed by", "born in"), "<relative> of"
+        ("son of"), "<style or place> of" ("king of", "city of"), a year then "in" ("born
+        1941 in Palma"), "by" after a work ("a novel by") or a noun ("actor Dhanush", "the
+        film Halloween"). Articles and numbers in between are skipped ("at the 65th ...")."""
+        p = first - 1
+        while p >= 0 and (self.lower[p] in ("the", "a", "an") or self.number[p]) and self._soft_gap(p + 1):
+            p -= 1
+        if p < 0 or not self._soft_gap(p + 1, comma=True):
+            return None
+        plain = self._soft_gap(p + 1)
+        if plain:
+            for size in range(min(MAX_CUE_WORDS, p + 1), 0, -1):
+                cue = tuple(self.lower[p - size + 1 : p + 1])
+                if cue in CUES and all(self._plain(t) for t in range(p - size + 2, p + 1)):
+                    return CUES[cue]
+        word = self.lower[p]
+        before = self.lower[p - 1] if p > 0 else ""
+        if word == "of" and plain and p > 0:
+            if before in KIN_NOUNS:
+                return PERSON
+            if before in HONORIFICS or noun_type(before) == GEO:
+                return GEO
+            return None
+        if word == "in" and p > 0 and _YEAR.match(self.texts[p - 1]):
+            return GEO
+        if word == "by" and plain and p > 0 and noun_type(before) == WORK:
+            return PERSON
+        if self.texts[p][0].islower():
+            if word in KIN_NOUNS or word in HONORIFICS:
+                return PERSON
+            return noun_type(word)
+        return None
+
+    def _soft_gap(self, k: int, comma: bool = False) -> bool:
+        """Only spaces and quotes between token k-1 and k, or, if allowed, a comma before
+        a quoted name (`the album, "Fleshwounds"`; in "a researcher, MIT professor" the
+        comma separates)."""
+        raw = self._gap(k)
+        gap = raw.strip().strip(_QUOTES).strip()
+        return not gap or (comma and gap == "," and any(q in raw for q in _QUOTES))
+
+    def _type(
+        self,
+        words: list[int],
+        first: int,
+        end: int,
+        name_type: str | None,
+        cue: str | None,
+        list_cue: str | None = None,
+        follower: list[int] | None = None,
+    ) -> str:
+        """A mention's type from the strongest evidence: a definition, its own words, life
+        dates, the words before it, the words after it, the cue of the list it is in, a
+        region after a comma ("Minneapolis, Minnesota"), quotes around a title, and the
+        place gazetteer."""
+        after = self.text[end : end + 200]
+        subject = first == 0 or self.lower[first - 1] not in _PREPOSITIONS
+        found = definition_type(after, subject) or name_type
+        if found:
+            return found
+        if life_dates(after):
+            return PERSON
+        if cue:
+            return cue
+        if person_after(after) or possessive_type(after):
+            return PERSON
+        if (next_word := after.split(maxsplit=1)[:1]) and next_word[0].lower() in AFTER_NOUNS:
+            return AFTER_NOUNS[next_word[0].lower()]
+        if (first > 0 and self.lower[first - 1] in SPEECH_VERBS and self._plain(first)) or after.lstrip(" ,").lower().startswith(_SPEECH_AFTER):
+            return PERSON
+        if self._clause_start(first) and after.startswith(":") and all(self._shouted(k) for k in words) and len(words) > 1:
+            return PERSON  # a transcript's speaker label: "KEVIN SCOTT: ..."
+        if list_cue:
+            return list_cue
+        if follower and is_region(self._surface(follower)):
+            return GEO
+        quoted = self._gap(first).rstrip().endswith(("\"", "“")) and after.lstrip().startswith(("\"", "”"))
+        if quoted or work_year(after):
+            return WORK
+        if is_place(self._surface(words)):
+            return GEO
+        return "OTHER"
+
+    def _surface(self, words: list[int]) -> str:
+        """The name as written, without a trailing possessive or full stop (but "U.S.");
+        ALL-CAPS runs are title-cased, short all-caps tokens stay acronyms. ``words`` are
+        consecutive tokens."""
+        span = (words[0], words[-1])
+        if span not in self.surfaces:
+            self.surfaces[span] = self._spell(words)
+        return self.surfaces[span]
+
+    def _spell(self, words: list[int]) -> str:
+        tokens = [self.texts[k] for k in words]
+        tokens[-1] = self._last_token(words)
+        if all(t.isupper() for t in tokens) and not (len(tokens) == 1 and len(tokens[0]) <= 5):
+            tokens = [t.capitalize() for t in tokens]  # "KEVIN SCOTT" -> "Kevin Scott"
+        return tokens[0] + "".join(self._joint(k) + token for k, token in zip(words[1:], tokens[1:]))
+
+    def _joint(self, k: int) -> str:
+        """How token k joins the one before it in a name: "Saxe-Coburg" whether or not
+        the source spaced the hyphen, "Girls' Schools", "W.S.", else one space."""
+        gap = self._gap(k)
+        mark = gap.strip()
+        if not gap:
+            return ""
+        if mark == "-":
+            return "-"
+        return mark + " " if mark in ("'", "’") else " "
+
+    def _last_token(self, words: list[int]) -> str:
+        """The last token without a possessive or full stop, unless the name is all
+        initials ("U.S.")."""
+        token = self.texts[words[-1]]
+        if token.endswith(("'s", "’s")):
+            token = token[:-2]
+        return token if all(_INITIAL.match(self.texts[k]) for k in words) else token.rstrip(".")
+
+    def _end(self, words: list[int]) -> int:
+        """Where the surface form ends in the sentence (before a possessive or full stop)."""
+        last = words[-1]
+        return self.ends[last] - (len(self.texts[last]) - len(self._last_token(words)))
+
+    # -- mentions ---------------------------------------------------------------------------
+
+    def mentions(self, index: int) -> list[Mention]:
+        found = []
+        for first, last, name, end, known_type in self.known:
+            words = list(range(first, last + 1))
+            found.append(Mention(name, known_type or self._type(words, first, end, self._name_type(words), self._cue_type(first)), index))
+        spans = self._spans()
+        list_cue, previous_end, n = None, None, 0
+        while n < len(spans):
+            first, last = spans[n]
+            in_list = previous_end is not None and _LIST_GAP.fullmatch(self.text[self.ends[previous_end] : self.starts[first]])
+            follower = None  # the name after a comma: "Minneapolis, Minnesota"
+            if n + 1 < len(spans):
+                next_first, next_last = spans[n + 1]
+                if _COMMA_GAP.fullmatch(self.text[self.ends[last] : self.starts[next_first]]):
+                    follower = list(range(next_first, next_last + 1))
+            cue = self._cue_type(first)
+            mention = self._mention(first, last, index, cue, list_cue if in_list else None, follower)
+            style = self._style_after(spans, n)
+            if mention is not None and style and mention.type not in (GEO, ORGANIZATION, EVENT, WORK):
+                # "Albert III, Duke of Bavaria" is how encyclopaedias title him, and
+                # "Albert III" how other articles may name him: both are mentioned, and
+                # so is his style's place.
+                suffix = _SPACES.sub(" ", self.text[self.ends[last] : self._end(style)])
+                found.append(Mention(mention.title, PERSON, index))
+                found.append(Mention(mention.title + suffix, PERSON, index))
+                place = self._mention(spans[n + 1][0], spans[n + 1][1], index, None)
+                if place is not None and place.type == GEO:
+                    found.append(place)
+                list_cue, previous_end, n = cue or (list_cue if in_list else None), spans[n + 1][1], n + 2
+                continue
+            if mention is not None:
+                found.append(mention)
+            list_cue, previous_end, n = cue or (list_cue if in_list else None), last, n + 1
+        return found
+
+    def _style_after(self, spans: list[tuple[int, int]], n: int) -> list[int] | None:
+        """The words of a style that follows span n after a comma: "Duke of Bavaria",
+        "Holy Roman Emperor", "2nd Earl of Portsmouth", "1st Baron Mornington"."""
+        if n + 1 >= len(spans):
+            return None
+        first, last = spans[n + 1]
+        gap = self.text[self.ends[spans[n][1]] : self.starts[first]]
+        if not _STYLE_GAP.fullmatch(gap):
+            return None
+        words = self._trim(list(range(first, last + 1)))
+        if not words or words[0] != first:
+            return None
+        bare = [self.bare[k] for k in words]
+        of = bare.index("of") if "of" in bare else len(bare)
+        style = bare[:of]
+        if style and all(w in HONORIFICS | STYLE_MODIFIERS for w in style) and any(w in HONORIFICS for w in style):
+            return words if of + 1 < len(bare) or len(style) > 1 else None
+        has_ordinal = any(c.isdigit() for c in gap)
+        return words if has_ordinal and bare[0] in HONORIFICS and len(words) > 1 else None
+
+    def _mention(
+        self, first: int, last: int, index: int, cue: str | None, list_cue: str | None = None, follower: list[int] | None = None
+    ) -> Mention | None:
+        words = self._trim(list(range(first, last + 1)))
+        if not words or self._not_a_name(words):
+            return None
+        if words[0] > 0 and _ORDINAL.match(self.texts[words[0] - 1]) and self.bare[words[0]] in HONORIFICS:
+            return None  # a peerage after a name: "Richard Wesley, 1st Baron Mornington"
+        name_type = self._name_type(words)
+        if self.bare[words[0]] in HONORIFICS | STYLE_MODIFIERS and name_type not in (ORGANIZATION, GEO, EVENT):
+            words, name_type = self._without_honorific(words, name_type)
+            if not words:
+                return None
+        if (
+            name_type == EVENT
+            and words[0] > 0
+            and self.number[words[0] - 1]
+            and _EVENT_PREFIX.match(self.texts[words[0] - 1])
+            and self._plain(words[0])
         ):
-            run = []
-        if run and _is_honorific(run[0]):
-            person_type = "PERSON"
-            # "Mayor Helen Strand" and "Helen Strand" are one person: drop the title.
-            while len(run) > 1 and _is_honorific(run[0]) and not all(_is_honorific(w) for w in run[1:]):
-                run = run[1:]
-        else:
-            person_type = None
-        if run:
-            title = _surface(run)
-            if len(title) >= 2 and not title.isdigit():
-                mentions.append(Mention(title, person_type or _entity_type(run, before, after), index))
-        i = max(j, i + 1)
-    return mentions
+            words = [words[0] - 1, *words]  # "1972 Summer Olympics"
+        title = self._surface(words)
+        if len(title.replace(".", "")) < 2 or title.isdigit():
+            return None
+        return Mention(title, self._type(words, first, self._end(words), name_type, cue, list_cue, follower), index)
+
+    def _without_honorific(self, words: list[int], name_type: str | None) -> tuple[list[int], str | None]:
+        """A style ("King of Italy", "President of the Balearic Islands") names its place;
+        an honorific before a name makes it a person, and a dropped one leaves the name
+        ("Mayor Helen Strand" is "Helen Strand")."""
+        bare = [self.bare[k] for k in words]
+        if "of" in bare:
+            of = bare.index("of")
+            style = bare[:of]
+            if of and all(w in HONORIFICS | STYLE_MODIFIERS for w in style) and any(w in HONORIFICS for w in style):
+                place = words[of + 1 :]
+                if place and self.bare[place[0]] == "the":
+                    place = place[1:]
+                # A company's officer ("CEO of FYI") is of an organisation, a ruler of a place.
+                default = ORGANIZATION if any(w in CORPORATE_STYLES for w in style) else GEO
+                return place, (self._name_type(place) or default) if place else None
+        if bare[0] not in HONORIFICS:
+            return words, name_type
+        while len(words) > 1 and self.bare[words[0]] in DROPPED_HONORIFICS and not all(self.bare[k] in HONORIFICS for k in words[1:]):
+            words = words[1:]
+        if len(words) == 1 and self.bare[words[0]] in HONORIFICS:
+            return [], None
+        return words, PERSON
 
 
 def _noun_phrases(sentence: str, index: int) -> list[Mention]:
@@ -175,13 +604,37 @@ def lowercase_vocabulary(text: str) -> set[str]:
     return {w.rstrip(".") for w in _WORD.findall(text) if w.islower()}
 
 
-def english_mentions(sentences: list[str], known_lowercase: set[str] | None = None) -> list[Mention]:
+def _matchable(name: str) -> bool:
+    """A known name is matched in text only if it has a capitalised word that is not a
+    function word: a film titled "Her" must not claim every sentence-initial "Her"."""
+    return any(w[0].isupper() and _bare(w) not in STOPWORDS for w in _WORD.findall(name))
+
+
+def english_mentions(
+    sentences: list[str], known_lowercase: set[str] | None = None, known_names: Sequence[str] = ()
+) -> list[Mention]:
     """Mentions in the sentences; ``known_lowercase`` is the lower-case vocabulary of the
-    whole document (defaults to that of the sentences themselves)."""
+    whole document (defaults to that of the sentences themselves); ``known_names`` are
+    found as written, before any rule (a document's title), with their surface as title."""
     if known_lowercase is None:
         known_lowercase = lowercase_vocabulary("".join(sentences))
+    known = [name for name in dict.fromkeys(known_names) if _matchable(name)]
     mentions: list[Mention] = []
     for index, sentence in enumerate(sentences):
-        mentions.extend(_proper_nouns(sentence.strip(), known_lowercase, index))
+        sentence = sentence.strip()
+        mentions.extend(_Sentence(sentence, known_lowercase, known).mentions(index))
         mentions.extend(_noun_phrases(sentence, index))
     return mentions
+
+
+def name_type(name: str) -> str | None:
+    """What a name's own words say it is (see ``_Sentence._name_type``), with a leading
+    honorific making it a person ("Princess Yolanda of Savoy")."""
+    sentence = _Sentence(name, set(), ())
+    words = list(range(len(sentence.texts)))
+    if not words:
+        return None
+    found = sentence._name_type(words)
+    if found is None and sentence.bare[0] in HONORIFICS and len(words) > 1:
+        return PERSON
+    return found or (GEO if is_place(name) else None)

@@ -4,55 +4,136 @@ evidence, as the records that the graph merge consumes.
 Co-occurrence edges over whole text units are built later, in ``core.graph``, among the
 entities that survive frequency pruning: storing every pair per unit here would be
 quadratic in the noise that pruning removes anyway.
+
+A document with a given title (a title column of a table source, not a file name) makes
+that title an entity of each of its text units, even one that never names it again: an
+encyclopaedia article rarely repeats its title, yet every sentence is about it, and the
+title is what a multi-hop question asks about. The chunker starts such units with the
+title line, which is the title's mention and is not read again as text.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from itertools import combinations
 
 import polars as pl
 
 from ..chunking import split_sentences
 from .chinese import chinese_mentions, has_chinese
-from .english import Mention, english_mentions, lowercase_vocabulary
+from .english import Mention, english_mentions, lowercase_vocabulary, name_type
 from .names import name_key
-from .records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS, majority_type
+from .records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS, UNTYPED, majority_type
+from .typing_rules import lead_definition_type, qualifier_type, style_suffix_type
 
 MAX_SENTENCE_CHARS = 400
 SENTENCES_PER_RECORD = 2
+# A full stop after an initial, a title or "c." (circa) does not end a sentence: "directed
+# by P. Padmarajan", "Dr. Renn", "Ælfwine (c. 661–679)".
+_ABBREVIATION_END = re.compile(
+    r"(?:^|[\s(.])(?:[A-Z]|Dr|Mr|Mrs|Ms|St|Mt|Jr|Sr|Prof|Gen|Col|Capt|Lt|Sgt|Rev|Hon|No|Vol|Bros|vs|c|ca|b|d|fl|r)\.[\"'”’)\]]*\s*$"
+)
+# "Theodred II (Bishop of Elmham)": the name, and a qualifier that says what it is.
+_QUALIFIED = re.compile(r"^(?P<name>.+?)\s*\((?P<qualifier>[^()]*)\)\s*$")
+_TITLE_PARTS = re.compile(r"[,:]\s")
+_COLUMNS = re.compile(r"\S {3,}\S")
+_SPACES = re.compile(r"\s+")
 
 
 def _tidy(sentence: str) -> str:
-    sentence = re.sub(r"\s+", " ", sentence).strip()
+    sentence = _SPACES.sub(" ", sentence).strip()
     return sentence if len(sentence) <= MAX_SENTENCE_CHARS else sentence[: MAX_SENTENCE_CHARS - 1] + "…"
 
 
 def _sentences(text: str) -> list[str]:
     # Chinese sentences also split on the full-width comma-free stops handled by
-    # split_sentences; newlines inside a paragraph are not sentence ends for prose.
-    return [s for s in split_sentences(text) if s.strip()]
+    # split_sentences; newlines inside a paragraph are not sentence ends for prose, but
+    # each row of a table of contents or other columns is one.
+    sentences: list[str] = []
+    for piece in split_sentences(text):
+        if sentences and _ABBREVIATION_END.search(sentences[-1]):
+            sentences[-1] += piece
+        else:
+            sentences.append(piece)
+    return [row for sentence in sentences for row in _rows(sentence) if row.strip()]
 
 
-def mentions_of(text: str, known_lowercase: set[str] | None = None) -> tuple[list[str], list[Mention]]:
+def _rows(sentence: str) -> list[str]:
+    """A sentence cut after each line laid out in columns ("STAVE ONE    3")."""
+    if "   " not in sentence:
+        return [sentence]
+    rows, row = [], ""
+    for line in sentence.splitlines(keepends=True):
+        row += line
+        if line.endswith("\n") and _COLUMNS.search(line):
+            rows.append(row)
+            row = ""
+    return [*rows, row]
+
+
+def mentions_of(
+    text: str, known_lowercase: set[str] | None = None, known_names: tuple[str, ...] = ()
+) -> tuple[list[str], list[Mention]]:
     sentences = _sentences(text)
-    mentions = english_mentions(sentences, known_lowercase)
+    mentions = english_mentions(sentences, known_lowercase, known_names)
     if has_chinese(text):
         mentions += chinese_mentions(sentences)
     return sentences, mentions
 
 
-def extract_offline(text_units: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(extracted entities, extracted relationships) records for the given text units."""
+def split_title(title: str) -> tuple[str, str]:
+    """(name, qualifier) of a document title: "Theodred II (Bishop of Elmham)" is the
+    name "Theodred II", qualified as a bishop; a title without a parenthesis is all name."""
+    match = _QUALIFIED.match(title.strip())
+    return (match["name"], match["qualifier"]) if match else (title.strip(), "")
+
+
+def title_type(title: str, lead: str | None, found: list[str]) -> str:
+    """A title's type: its qualifier or style ("(2013 film)", ", Margrave of Tuscany"),
+    what the first sentence of its article says (``lead``, None after the first chunk),
+    its mentions in the text, the words of its first part ("St Mary's School" of "St
+    Mary's School, Shaftesbury"; "Council Minutes" of "Council Minutes, May 2019: ...")."""
+    name, qualifier = split_title(title)
+    typed = Counter(t for t in found if t not in UNTYPED)
+    return (
+        qualifier_type(qualifier)
+        or style_suffix_type(name)
+        or (lead_definition_type(lead) if lead else None)
+        or (majority_type(typed) if typed else None)
+        or name_type(_TITLE_PARTS.split(name)[0])
+        or "OTHER"
+    )
+
+
+def _body(text: str, title: str | None) -> str:
+    """The unit's text without the chunker's title line."""
+    if title and text.startswith(title) and text[len(title) : len(title) + 1] in ("\n", ""):
+        return text[len(title) :].lstrip("\n")
+    return text
+
+
+def extract_offline(text_units: pl.DataFrame, titles: Mapping[str, str] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(extracted entities, extracted relationships) records for the given text units;
+    ``titles`` maps a document id to its given title (see the module docstring)."""
+    titles = {document: unicodedata.normalize("NFC", title) for document, title in (titles or {}).items() if title and title.strip()}
     entity_rows, relationship_rows = [], []
     # A capitalised word is a name only if its document never uses it in lower case.
     vocabularies = {
         row["document_id"]: lowercase_vocabulary(" ".join(row["text"]))
         for row in text_units.group_by("document_id").agg("text").iter_rows(named=True)
     }
-    for unit in text_units.select("id", "document_id", "corpus", "source_partition", "text").iter_rows(named=True):
-        sentences, mentions = mentions_of(unit["text"], vocabularies[unit["document_id"]])
+    # Without chunk numbers every unit may open its document (its first sentence defines the title).
+    has_order = "chunk_index" in text_units.columns
+    columns = ["id", "document_id", "corpus", "source_partition", "text", *(["chunk_index"] if has_order else [])]
+    for unit in text_units.select(columns).iter_rows(named=True):
+        given = titles.get(unit["document_id"])
+        name = split_title(given)[0] if given else None
+        text = _body(unicodedata.normalize("NFC", unit["text"]), given)
+        sentences, mentions = mentions_of(text, vocabularies[unit["document_id"]], (name,) if name else ())
+        tidy = [_tidy(s) for s in sentences]
         by_key: dict[str, list[Mention]] = defaultdict(list)
         for mention in mentions:
             key = name_key(mention.title)
@@ -60,6 +141,26 @@ def extract_offline(text_units: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFram
                 by_key[key].append(mention)
         base = {"text_unit_id": unit["id"], "corpus": unit["corpus"], "source_partition": unit["source_partition"]}
         keys_by_sentence: dict[int, set[str]] = defaultdict(set)
+        title_key = name_key(name) if name else ""
+        if title_key:
+            found = by_key.pop(title_key, [])
+            # The article's opening defines its subject ("... is a song"); its first
+            # sentence may be just the quoted title.
+            lead = " ".join(sentences[:2]) if sentences and (not has_order or unit["chunk_index"] == 0) else None
+            entity_rows.append(
+                base
+                | {
+                    "name_key": title_key,
+                    "title": name,
+                    "type": title_type(given, lead, [m.type for m in found]),
+                    "description": " ".join(tidy[:SENTENCES_PER_RECORD]),
+                    "mentions": 1 + len(found),
+                    "document_title": True,
+                }
+            )
+            # Every sentence of the article is about its title: they all relate it.
+            for i in range(len(sentences)):
+                keys_by_sentence[i].add(title_key)
         for key, found in by_key.items():
             surface = Counter(m.title for m in found)
             title = sorted(surface.items(), key=lambda item: (-item[1], item[0]))[0][0]
@@ -70,8 +171,9 @@ def extract_offline(text_units: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFram
                     "name_key": key,
                     "title": title,
                     "type": majority_type(Counter(m.type for m in found)),
-                    "description": " ".join(_tidy(sentences[i]) for i in evidence[:SENTENCES_PER_RECORD]),
+                    "description": " ".join(tidy[i] for i in evidence[:SENTENCES_PER_RECORD]),
                     "mentions": len(found),
+                    "document_title": False,
                 }
             )
             for i in evidence:
@@ -86,7 +188,7 @@ def extract_offline(text_units: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFram
                 | {
                     "source_key": source,
                     "target_key": target,
-                    "description": " ".join(_tidy(sentences[i]) for i in sorted(indexes)[:SENTENCES_PER_RECORD]),
+                    "description": " ".join(tidy[i] for i in sorted(indexes)[:SENTENCES_PER_RECORD]),
                     "weight": float(len(indexes)),  # same-sentence co-occurrences
                 }
             )

@@ -24,6 +24,9 @@ EXTRACTED_ENTITY_COLUMNS = {
     "type": pl.String,
     "description": pl.String,
     "mentions": pl.Int64,
+    # The name is the given title of the unit's document: the graph keeps it however rarely
+    # it is mentioned (null in records written before this column existed, and by the LLM).
+    "document_title": pl.Boolean,
 }
 EXTRACTED_RELATIONSHIP_COLUMNS = {
     "text_unit_id": pl.String,

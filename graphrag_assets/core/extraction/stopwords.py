@@ -4,6 +4,10 @@ STOPWORDS: function words, pronouns, interjections and other words that are neve
 name on their own, even when capitalised at the start of a sentence.
 NOT_NOUN_WORDS: frequent verbs, adverbs and evaluative adjectives that would otherwise
 form noise "noun phrases" such as "really good" or "pretty much".
+GROUP_ADJECTIVES: adjectives of nationality, language, religion, politics and direction.
+Capitalised but not names on their own ("an American actor", "a Hindi film"): as entities
+they would be hubs joining everything American; as part of a name they stay ("American
+Civil War").
 """
 
 STOPWORDS = set(
@@ -30,6 +34,7 @@ january february march april may june july august september october november dec
 first second third fourth fifth sixth seventh eighth ninth tenth two three four five six seven eight nine
 ten hundred thousand million billion chapter stave part section page figure table note see also
 thank thanks sure great good fine absolutely exactly certainly right yes true interesting cool
+born according
 """.split()
 )
 
@@ -56,5 +61,29 @@ appear appeared buy bought wait waited serve served die died send sent expect ex
 stayed fall fell cut reach reached kill killed remain remained suggest suggested raise raised pass passed
 sell sold require required report reported decide decided pull pulled mean means meant said saying says
 doing does did gonna wanna gotta kinda sorta yeah okay
+""".split()
+)
+
+GROUP_ADJECTIVES = set(
+    """
+american british english french german italian spanish portuguese dutch belgian swiss austrian swedish
+norwegian danish finnish icelandic irish scottish welsh polish czech slovak hungarian romanian bulgarian
+greek turkish russian ukrainian belarusian serbian croatian bosnian slovene slovenian macedonian albanian
+montenegrin lithuanian latvian estonian georgian armenian azerbaijani kazakh uzbek turkmen kyrgyz tajik
+mongolian chinese japanese korean taiwanese vietnamese thai cambodian laotian burmese malaysian indonesian
+filipino singaporean indian pakistani bangladeshi nepali nepalese afghan iranian persian iraqi syrian
+lebanese israeli palestinian jordanian saudi yemeni omani emirati qatari kuwaiti bahraini egyptian libyan
+tunisian algerian moroccan sudanese ethiopian eritrean somali kenyan ugandan tanzanian rwandan nigerian
+ghanaian senegalese malian cameroonian congolese angolan zambian zimbabwean mozambican namibian canadian
+mexican cuban jamaican haitian dominican guatemalan honduran salvadoran nicaraguan panamanian colombian
+venezuelan ecuadorian peruvian bolivian chilean argentine argentinian uruguayan paraguayan brazilian
+australian fijian samoan tongan soviet yugoslav yugoslavian czechoslovak prussian bavarian ottoman
+byzantine european african asian arab arabic hispanic scandinavian nordic baltic balkan slavic celtic
+flemish catalan basque galician andalusian sicilian neapolitan venetian tuscan corsican breton norman
+saxon kurdish tamil telugu malayalam kannada hindi urdu bengali punjabi marathi gujarati sinhala sinhalese
+hebrew yiddish latin sanskrit cantonese mandarin tagalog swahili afrikaans maori hawaiian texan
+californian anglo christian catholic protestant muslim islamic jewish buddhist hindu orthodox anglican
+lutheran methodist baptist republican democrat democratic conservative liberal socialist communist nazi
+fascist western eastern northern southern
 """.split()
 )

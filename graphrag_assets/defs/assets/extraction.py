@@ -29,6 +29,7 @@ from ...core.chunking import chunk_documents
 from ...core.extraction.llm import extract_with_llm
 from ...core.extraction.offline import extract_offline
 from ...core.ids import keep_short_ids
+from ...core.inputs import given_title
 from ...fingerprints import source_settings_hash
 from ...llm.prompts import prompts_version
 from ...llm.resources import CLAIM_PROMPT, SOURCE_PROMPTS, LLMResource
@@ -42,7 +43,7 @@ from .sources import utc_now
 
 @asset(
     deps=[AssetDep("documents", partition_mapping=ALL_SOURCES)],
-    code_version="text_units-v2",
+    code_version="text_units-v3",
     description="Token chunks of the documents read since the last build (tiktoken cl100k_base, offline).",
     kinds={"duckdb", "polars"},
     check_specs=[AssetCheckSpec("text_units_belong_to_documents", asset="text_units", description="Every text unit's document_id is a document.")],
@@ -132,7 +133,10 @@ def extractions(context: AssetExecutionContext, settings: IndexSettings, llm: LL
                 context.log.error(f"LLM {failure['stage']} failed for text unit {failure['item_id']} of {failure['scope']}: {failure['error']}")
             method = {"method": f"llm ({llm_settings.model_for('extraction')})"} | session.usage.metadata(llm_settings)
         else:
-            extracted_entities, extracted_relationships = extract_offline(units)
+            # A document's given title is an entity of each of its text units.
+            documents = store.read_table("documents", "source_partition", pending).select("id", "title", "source_path")
+            titles = {row["id"]: title for row in documents.iter_rows(named=True) if (title := given_title(row["title"], row["source_path"]))}
+            extracted_entities, extracted_relationships = extract_offline(units, titles)
             method = {"method": "offline (rule-based English, jieba Chinese); no LLM calls", "llm_calls": 0}
         # A source with a failed text unit stays not extracted, so the next build retries it
         # (only the failed calls: the others are cached).
