@@ -83,7 +83,7 @@ def text_units(context: AssetExecutionContext, settings: IndexSettings) -> Mater
 
 @asset(
     deps=[text_units],
-    code_version=f"extractions-v3-{prompts_version(*SOURCE_PROMPTS, CLAIM_PROMPT)}",
+    code_version=f"extractions-v4-{prompts_version(*SOURCE_PROMPTS, CLAIM_PROMPT)}",
     description=(
         "Per-text-unit entity and relationship records of the sources not yet extracted: by the LLM "
         "when GRAPHRAG_LLM_MODEL is set (structured extraction plus gleaning), otherwise offline (proper "
