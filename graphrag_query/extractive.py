@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from graphrag_assets.core.chunking import split_sentences
 
+from graphrag_assets.core.lexical import has_cjk
+
 from .relevance import RelevanceScorer
 from .result import EXTRACTIVE_LABEL, NO_DATA_ANSWER
 
@@ -53,7 +55,6 @@ def best_sentences(question: str, evidence: list[Evidence], limit: int = 6) -> l
 
 
 MAX_BRIDGES = 3
-_CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 def follow_bridges(
@@ -71,7 +72,7 @@ def follow_bridges(
     for sentence, _, _ in picked[: MAX_BRIDGES + 1]:
         for position, surface in graph.mentions_in(sentence).items():
             # Proper names only (lower-case noun phrases are topics, not hops).
-            if position not in asked and (surface[:1].isupper() or _CJK.match(surface)):
+            if position not in asked and (surface[:1].isupper() or has_cjk(surface[:1])):
                 bridges.setdefault(position, surface)
     # The names the walk from the question reached most for their number of text units (a
     # name in few text units is a hop, one in many, such as a nationality, a topic);

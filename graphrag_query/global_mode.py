@@ -25,7 +25,7 @@ from graphrag_assets.core.tokens import count_tokens
 
 from .context import citations_for, pack
 from .extractive import _clean
-from .ranking import rank_by_graph
+from .ranking import GraphRanking, rank_by_graph
 from .reader import IndexReader
 from .relevance import RelevanceScorer, terms
 from .result import EXTRACTIVE_LABEL, NO_DATA_ANSWER, PreparedSearch, SearchResult, Usage
@@ -55,7 +55,7 @@ def reports_at_level(reports: pl.DataFrame, level: int) -> pl.DataFrame:
     return reports.filter((pl.col("level") == level) | ((pl.col("level") < level) & (pl.col("children").list.len() == 0)))
 
 
-def offline_ratings(question: str, scorer: RelevanceScorer, reader: IndexReader):
+def offline_ratings(question: str, scorer: RelevanceScorer, reader: IndexReader, walk: GraphRanking):
     """Rates reports 0-5, the scale graphrag's rating prompt uses, without a model: for a
     corpus-wide question by the report's own importance (rank 0-10); otherwise the higher
     of two ratings, each in fifths of the best report's score:
@@ -70,7 +70,7 @@ def offline_ratings(question: str, scorer: RelevanceScorer, reader: IndexReader)
         return lambda rows: [min(5, math.ceil(row["rank"] / 2)) for row in rows]
     search = reader.report_search
     lexical = _fifths(dict(zip(search.ids, search.bm25.scores(question))))
-    graph, walk = reader.mention_graph, rank_by_graph(question, reader)
+    graph = reader.mention_graph
     position = {key: n for n, key in enumerate(graph.name_keys)}
     entities = reader.table("entities")
     entity_score = {e: float(walk.name_scores[position[k]]) for e, k in zip(entities["id"], entities["name_key"]) if k in position}
@@ -112,14 +112,13 @@ def select_dynamically(reports: pl.DataFrame, settings: GlobalSettings, rate_lev
 EVIDENCE_SCHEMA = {"id": pl.String, "human_readable_id": pl.Int64, "document_id": pl.String, "rank": pl.UInt32, "text": pl.String}
 
 
-def evidence_units(question: str, reader: IndexReader, communities: list[int]) -> pl.DataFrame:
+def evidence_units(walk: GraphRanking, reader: IndexReader, communities: list[int]) -> pl.DataFrame:
     """The text units behind the given communities (those their entities come from),
     most relevant to the question first (the ranking local search uses)."""
     members = reader.table("communities").filter(pl.col("community").is_in(communities))["entity_ids"].explode().drop_nulls().unique()
     behind = reader.table("entities").filter(pl.col("id").is_in(members.implode()))["text_unit_ids"].explode().drop_nulls().unique()
     return (
-        rank_by_graph(question, reader)
-        .units.filter(pl.col("id").is_in(behind.implode()))
+        walk.units.filter(pl.col("id").is_in(behind.implode()))
         .with_row_index("rank", offset=1)
         .join(reader.table("text_units"), on="id")
         .sort("rank")
@@ -220,10 +219,17 @@ def prepare_global(question: str, reader: IndexReader, settings: GlobalSettings 
     started = time.perf_counter()
     all_reports = reader.table("community_reports")
     scorer = RelevanceScorer.over(question, reader.report_search)
+    walks: list[GraphRanking] = []  # the walk from the question: made once, if a step needs it
+
+    def walk() -> GraphRanking:
+        if not walks:
+            walks.append(rank_by_graph(question, reader))
+        return walks[0]
+
     level_reports = reports_at_level(all_reports, settings.community_level)
     details: dict = {"reports_at_level": level_reports.height}
     if settings.dynamic:
-        rate_level = _model_ratings(llm, question) if llm is not None else offline_ratings(question, scorer, reader)
+        rate_level = _model_ratings(llm, question) if llm is not None else offline_ratings(question, scorer, reader, walk())
         reports, ratings = select_dynamically(all_reports, settings, rate_level)
         details |= {"reports_rated": ratings.height, "reports_selected": reports.height}
     else:
@@ -257,7 +263,7 @@ def prepare_global(question: str, reader: IndexReader, settings: GlobalSettings 
     )
     cited = kept["community"].drop_nulls().unique().to_list() or reports["community"].to_list()
     sources, sources_text, sources_tokens = pack(
-        evidence_units(question, reader, cited) if not kept.is_empty() else pl.DataFrame(schema=EVIDENCE_SCHEMA),
+        evidence_units(walk(), reader, cited) if not kept.is_empty() else pl.DataFrame(schema=EVIDENCE_SCHEMA),
         lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "),
         settings.reduce_budget - points_tokens,
         "----Sources----\nid|text",

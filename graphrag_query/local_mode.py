@@ -14,13 +14,13 @@ included and paid from the same budget."""
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass
 
 import polars as pl
 
 from graphrag_assets.core.claims import CLAIM_HEADER, CLAIM_ORDER, CLAIM_SHARE, claim_line
+from graphrag_assets.core.graph import is_cooccurrence_description
 from graphrag_assets.core.tokens import count_tokens
 
 from .context import citations_for, pack
@@ -54,9 +54,6 @@ class LocalSettings:
             raise ValueError("text_unit_share + community_share must not exceed 1")
 
 
-# The offline graph's description of an edge with no shared sentence
-# (core.graph._relationship_description): a count, not something to quote as an answer.
-_COOCCURRENCE = re.compile(r" appear together in \d+ text units\.$")
 ENTITY_SHARE = 0.5  # of the entities+relationships budget
 ANSWER_PROMPT = "answer_from_context"  # the model's answer in local and basic search
 
@@ -226,7 +223,7 @@ def prepare_local(
         evidence += [
             Evidence(r["description"], f"Relationships ({r['human_readable_id']})")
             for r in built.relationships.iter_rows(named=True)
-            if not _COOCCURRENCE.search(r["description"])
+            if not is_cooccurrence_description(r["description"])
         ]
         evidence += [Evidence(c["description"], f"Claims ({c['human_readable_id']})") for c in built.claims.iter_rows(named=True)]
         seeds = built.seeds["title"].head(3).to_list()

@@ -13,7 +13,6 @@ name outranks one that only shares common words with the question.
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -21,16 +20,13 @@ import numpy as np
 import polars as pl
 
 from graphrag_assets.core.embedding import HashedNgramEmbedder
-from graphrag_assets.core.lexical import fold, reciprocal_rank_fusion
+from graphrag_assets.core.lexical import fold, has_cjk, reciprocal_rank_fusion, word_tokens
 
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-_POSSESSIVE = re.compile(r"['’]s\b")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
 def name_tokens(text: str) -> tuple[str, ...]:
     """Case- and accent-folded word tokens, the unit of whole-word name matching."""
-    return tuple(fold(t) for t in _TOKEN.findall(_POSSESSIVE.sub("", text)))
+    return tuple(fold(t) for t in word_tokens(text))
 
 
 @dataclass
@@ -86,7 +82,7 @@ class MentionGraph:
         by_first_token: dict[str, list[tuple[tuple[str, ...], int]]] = defaultdict(list)
         cjk_names = []
         for position, key in enumerate(name_keys):
-            if _CJK.search(key):
+            if has_cjk(key):
                 cjk_names.append((key, position))
                 continue
             tokens = name_tokens(key)
@@ -121,7 +117,7 @@ class MentionGraph:
         """Names the text contains as whole words, with their surface form (CJK names: as
         a substring, Chinese having no spaces); the longest match wins where matches
         overlap, and a one-word name must be capitalised ("Paris", not "state" or "film")."""
-        surface = _TOKEN.findall(_POSSESSIVE.sub("", text))
+        surface = word_tokens(text)
         tokens = [fold(t) for t in surface]
         matches: list[tuple[int, int, int]] = []  # (start, end, name)
         for start, token in enumerate(tokens):

@@ -22,6 +22,7 @@ an encyclopaedia make up half the edges).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import polars as pl
@@ -253,6 +254,15 @@ def _relationship_description(row: dict, limit: int) -> str:
     if described:
         return described
     return f"{row['source']} and {row['target']} appear together in {row['n_ab']} text units."
+
+
+_COOCCURRENCE = re.compile(r" appear together in \d+ text units\.$")
+
+
+def is_cooccurrence_description(description: str) -> bool:
+    """Whether a relationship's description is the count written for an edge with no shared
+    sentence (``_relationship_description``), not text to quote."""
+    return _COOCCURRENCE.search(description) is not None
 
 
 def link_text_units(entities: pl.DataFrame, relationships: pl.DataFrame) -> pl.DataFrame:

@@ -12,7 +12,6 @@ Chinese, written without spaces, contributes character bigrams.
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
 from collections import Counter
@@ -42,6 +41,16 @@ _COMBINING = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\
 _POSSESSIVE = re.compile(r"['’]s\b")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _PIECE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+|[^\u3400-\u9fff\uf900-\ufaff]+")  # CJK runs, other runs
+
+
+def word_tokens(text: str) -> list[str]:
+    """Words as written (letters and digits), possessives dropped: the unit of whole-word
+    name matching."""
+    return _WORD.findall(_POSSESSIVE.sub("", text))
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK.search(text) is not None
 
 
 def fold(text: str) -> str:
