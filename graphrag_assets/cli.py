@@ -98,8 +98,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{work}; {report.seconds:.1f} s; LLM calls: {report.llm_calls} ({methods})")
     for error in report.source_errors:
         print(f"unreadable source: {error}", file=sys.stderr)
+    for error in dict.fromkeys(report.errors):
+        print(f"failed: {error}", file=sys.stderr)
+    if report.failed_calls:
+        calls = ", ".join(f"{stage} {n}" for stage, n in report.failed_calls.items())
+        print(
+            f"LLM calls that failed after their retries: {calls} (table llm_failures); the next run retries exactly these",
+            file=sys.stderr,
+        )
     if report.failed_runs:
         print(f"failed runs (see the Dagster UI): {', '.join(report.failed_runs)}", file=sys.stderr)
+    if report.failed_runs or report.failed_calls:
         return 1
     return 2 if report.source_errors else 0
 

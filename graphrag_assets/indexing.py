@@ -13,15 +13,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
-from dagster import DagsterInstance, Definitions
+from dagster import AssetKey, DagsterInstance, Definitions
 
 from .core.inputs import corpus_of_partition, discover_sources
 from .core.source_diff import SourcePlan, plan_sources
 from .defs.partitions import corpus_partitions, source_partitions
 from .fingerprints import graph_settings_hash, source_settings_hash
+from .llm.client import EndpointRefused
 from .llm.resources import EmbeddingResource, LLMResource
 from .settings import IndexSettings
 from .storage.duckdb_store import IndexStore
+from .storage.snapshot import published_builds
 
 # Runs launched by this process carry these tags, so that a later pass can tell a run
 # whose process died (SIGKILL, power loss) from one that is still going.
@@ -40,6 +42,8 @@ class IndexReport:
     source_runs: list[str] = field(default_factory=list)
     graph_runs: list[str] = field(default_factory=list)
     failed_runs: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # why failed runs failed, one line each
+    failed_calls: dict[str, int] = field(default_factory=dict)  # stage -> LLM calls that failed after retries
     source_errors: list[str] = field(default_factory=list)
     rows: dict[str, dict[str, int]] = field(default_factory=dict)  # corpus -> table -> rows
     llm_calls: int = 0
@@ -62,6 +66,19 @@ def llm_calls_of(result) -> int:
     return sum(calls.values())
 
 
+def step_errors(result) -> list[str]:
+    """One line per failed step of a run: the innermost error (Dagster wraps what a step
+    raised), as "ErrorClass: message"."""
+    lines = []
+    for event in result.all_events:
+        if event.is_step_failure:
+            error = event.step_failure_data.error
+            while error.cause is not None:
+                error = error.cause
+            lines.append(f"{error.cls_name}: {error.message.split(': ', 1)[-1].strip()}".splitlines()[0])
+    return lines
+
+
 def contiguous_ranges(ordered_keys: list[str], wanted: set[str]) -> list[tuple[str, str]]:
     """Runs of consecutive wanted keys in partition order: one Dagster run per range."""
     ranges, start, previous = [], None, None
@@ -77,22 +94,63 @@ def contiguous_ranges(ordered_keys: list[str], wanted: set[str]) -> list[tuple[s
     return ranges
 
 
-def corpora_needing_build(store: IndexStore, settings: IndexSettings, corpora: set[str]) -> set[str]:
-    """Corpora whose graph is missing, was built from other sources or settings, or has
-    sources left to extract (new, changed, or with a failed text unit)."""
-    builds = {row["corpus"]: row for row in store.read("SELECT * FROM corpus_builds").iter_rows(named=True)}
+@dataclass(frozen=True)
+class CorpusWork:
+    """Why a corpus is not done, and the graph assets that finish it (``None``: the whole
+    graph job; the cache makes every LLM call already answered free)."""
+
+    reason: str
+    assets: tuple[str, ...] | None = None
+
+
+MIRROR_ASSETS = ("embeddings", "published_index")  # vectors come from DuckDB; nothing is embedded again
+PUBLISH_ASSETS = ("published_index",)
+# llm_failures scopes of graph stages: "<corpus>#summary", "<corpus>#report".
+GRAPH_FAILURE_SCOPE = r"#(summary|report)$"
+
+
+def corpus_work(store: IndexStore, settings: IndexSettings, corpora: set[str]) -> dict[str, CorpusWork]:
+    """The corpora that are not done, and why. Done means: the graph was built from the
+    sources and settings of now, every source extracted, no LLM call of its graph stages
+    failed, its vectors mirrored to LanceDB and the build published to readers. Each
+    missing piece is repaired by the next run, paying only for what is missing."""
+    builds = {row["corpus"]: row for row in store.read("SELECT *, epoch_us(built_at) AS stamp FROM corpus_builds").iter_rows(named=True)}
+    failed = dict(
+        store.read(
+            "SELECT regexp_replace(scope, ?, '') AS corpus, count(*) AS n FROM llm_failures WHERE regexp_matches(scope, ?) GROUP BY ALL",
+            [GRAPH_FAILURE_SCOPE, GRAPH_FAILURE_SCOPE],
+        ).iter_rows()
+    )
     graph_hash = graph_settings_hash(settings, LLMResource(), EmbeddingResource())
-    stale = set()
+    mirrored = settings.vector_store().mirrored_builds()
+    published = published_builds(settings.database)
+    work = {}
     for corpus in corpora:
         build = builds.get(corpus)
-        if (
-            build is None
-            or build["settings_hash"] != graph_hash
-            or build["sources_hash"] != store.sources_fingerprint(corpus)
-            or not store.sources_not_extracted(corpus).is_empty()
-        ):
-            stale.add(corpus)
-    return stale
+        unextracted = store.sources_not_extracted(corpus).height if build is not None else 0
+        if build is None:
+            work[corpus] = CorpusWork("no graph yet")
+        elif build["settings_hash"] != graph_hash:
+            work[corpus] = CorpusWork("graph settings changed")
+        elif build["sources_hash"] != store.sources_fingerprint(corpus) or unextracted:
+            work[corpus] = CorpusWork(f"sources changed ({unextracted} to extract)" if unextracted else "sources changed")
+        elif failed.get(corpus):
+            work[corpus] = CorpusWork(f"retrying {failed[corpus]} failed summary/report call(s)")
+        elif mirrored.get(corpus) != build["stamp"]:
+            work[corpus] = CorpusWork(f"vectors missing from {settings.vectors}", MIRROR_ASSETS)
+        elif published.get(corpus) != build["stamp"]:
+            work[corpus] = CorpusWork("last build not published", PUBLISH_ASSETS)
+    return work
+
+
+def failed_llm_calls(store: IndexStore, corpora: set[str]) -> dict[str, int]:
+    """stage -> calls that failed after their retries, over the given corpora."""
+    rows = store.read(
+        "SELECT stage, count(*) AS n FROM llm_failures WHERE (CASE WHEN regexp_matches(scope, $2) THEN regexp_replace(scope, $2, '') "
+        "ELSE split_part(scope, '/', 1) END) IN (SELECT unnest($1)) GROUP BY stage ORDER BY stage",
+        [sorted(corpora), GRAPH_FAILURE_SCOPE],
+    )
+    return dict(rows.iter_rows())
 
 
 def _process_alive(pid: int) -> bool:
@@ -246,15 +304,27 @@ def run_index(
             (report.source_runs if result.success else report.failed_runs).append(result.run_id)
             report.llm_calls += llm_calls_of(result)
 
-    for corpus in sorted(corpora_needing_build(store, settings, corpora)):
+    for corpus, work in sorted(corpus_work(store, settings, corpora).items()):
+        steps = "graph build" if work.assets is None else " + ".join(work.assets)
+        log(f"corpus {corpus}: {steps} ({work.reason})")
         result = defs.resolve_job_def("build_graph").execute_in_process(
-            instance=instance, run_config=run_config, partition_key=corpus, tags=launcher, raise_on_error=False
+            instance=instance,
+            run_config=run_config,
+            partition_key=corpus,
+            tags=launcher,
+            raise_on_error=False,
+            asset_selection=[AssetKey(name) for name in work.assets] if work.assets else None,
         )
         (report.graph_runs if result.success else report.failed_runs).append(result.run_id)
         report.llm_calls += llm_calls_of(result)
         if result.success:
             report.corpora_built.append(corpus)
+        else:
+            report.errors += step_errors(result)
+            if any(error.startswith(EndpointRefused.__name__) for error in report.errors):
+                break  # a wrong key, model or address fails every corpus alike
 
+    report.failed_calls = failed_llm_calls(store, corpora)
     errors = store.read(
         "SELECT error FROM source_errors WHERE corpus IN (SELECT unnest(?)) ORDER BY source_partition", [sorted(corpora)]
     )

@@ -10,62 +10,14 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from dagster import AddDynamicPartitionsRequest, AssetKey, DeleteDynamicPartitionsRequest, build_sensor_context, evaluate_automation_conditions
-
 from graphrag_assets.defs.build import build_definitions
-from graphrag_assets.defs.sensors import source_files_sensor
 from graphrag_assets.indexing import run_index
 
+from .daemon import GRAPH_ASSETS, Daemon
 from .index_equality import assert_same_index, table
 
-GRAPH_ASSETS = ["text_units", "extractions", "entities", "relationships", "communities", "community_reports", "embeddings", "published_index"]
 NEW_NOTE = "Mara Ellison and Tobias Renn toured the Beacon Point lab with Clara Okafor. Tobias Renn thanked Mara Ellison.\n"
 EDIT = "\nVictor Ashdown thanked Mara Ellison and Mayor Helen Strand at Gullwing Pier.\n"
-
-
-class Daemon:
-    """What the Dagster daemon does for this code location, one tick at a time: evaluate
-    the sensor (applying its partition requests and launching its runs), then evaluate
-    the automation conditions and launch what they request."""
-
-    def __init__(self, instance, settings):
-        self.instance = instance
-        self.defs = build_definitions(settings)
-        self.sensor_cursor: str | None = None
-        self.automation_cursor = None
-        self.runs: list[tuple[str, str]] = []  # (job or asset selection, partition or range)
-        # The daemon evaluates automation all along, before any file appears; conditions
-        # such as "a dependency was updated" are relative to the previous evaluation.
-        self.follow_automation()
-
-    def tick(self) -> None:
-        result = source_files_sensor(build_sensor_context(instance=self.instance, cursor=self.sensor_cursor))
-        for request in result.dynamic_partitions_requests or []:
-            if isinstance(request, AddDynamicPartitionsRequest):
-                self.instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
-            elif isinstance(request, DeleteDynamicPartitionsRequest):
-                for key in request.partition_keys:
-                    self.instance.delete_dynamic_partition(request.partitions_def_name, key)
-        for request in result.run_requests or []:
-            job = self.defs.resolve_job_def(request.job_name)
-            run = job.execute_in_process(instance=self.instance, tags=request.tags, partition_key=request.partition_key, raise_on_error=True)
-            assert run.success
-            self.runs.append((request.job_name, request.partition_key or f"{request.tags.get('dagster/asset_partition_range_start')}.."))
-        self.sensor_cursor = result.cursor
-        self.follow_automation()
-
-    def follow_automation(self) -> None:
-        evaluation = evaluate_automation_conditions(self.defs, self.instance, cursor=self.automation_cursor)
-        self.automation_cursor = evaluation.cursor
-        requested: dict[str, list[str]] = {}
-        for asset in GRAPH_ASSETS:
-            for partition in evaluation.get_requested_partitions(AssetKey(asset)):
-                requested.setdefault(partition, []).append(asset)
-        for corpus, assets in sorted(requested.items()):
-            job = self.defs.resolve_implicit_global_asset_job_def()
-            run = job.execute_in_process(instance=self.instance, asset_selection=[AssetKey(a) for a in assets], partition_key=corpus)
-            assert run.success
-            self.runs.append(("automation:" + ",".join(assets), corpus))
 
 
 def _change_corpus(folder: Path) -> None:
@@ -104,12 +56,12 @@ def test_sensor_and_automation_keep_the_index_equal_to_a_full_rebuild(watched, i
     _change_corpus(input_dir)
     daemon.runs.clear()
     daemon.tick()
-    # One source run for the new and the edited file (adjacent in partition order would be
-    # one range; here they are not), one graph run for the deletion; automation had nothing
-    # left to do, as the graph run came after the source runs.
+    # Source runs for the new and the edited file (adjacent in partition order would be one
+    # range; here they are not), then one graph build by automation, which also retracts
+    # the deleted file's rows.
     jobs = Counter(job for job, _ in daemon.runs)
-    assert jobs["build_graph"] == 1 and jobs["index_sources"] >= 1
-    assert not [job for job, _ in daemon.runs if job.startswith("automation")]
+    assert jobs["index_sources"] >= 1 and jobs["build_graph"] == 0
+    assert [job for job, _ in daemon.runs if job.startswith("automation")] == ["automation:" + ",".join(GRAPH_ASSETS)]
     assert "default/festival_notes.jsonl" not in instance.get_dynamic_partitions("sources")
 
     # A quiet tick changes nothing.

@@ -1,7 +1,5 @@
-"""The source-files sensor and the consistency schedule, invoked directly with a real Dagster
+"""The source-files sensor and the consistency pass, invoked directly with a real Dagster
 instance (and cursor)."""
-
-import datetime
 
 import duckdb
 from dagster import (
@@ -9,11 +7,10 @@ from dagster import (
     DeleteDynamicPartitionsRequest,
     SensorResult,
     SkipReason,
-    build_schedule_context,
     build_sensor_context,
 )
 
-from graphrag_assets.defs.sensors import consistency_schedule, source_files_sensor
+from graphrag_assets.defs.sensors import consistency_sensor, source_files_sensor
 from graphrag_assets.indexing import RANGE_END_TAG, RANGE_START_TAG
 from graphrag_assets.storage.snapshot import publish_snapshot
 
@@ -53,12 +50,13 @@ def test_add_edit_delete_rename_burst_and_restart(instance, input_dir, monkeypat
     edit = _tick(instance, quiet.cursor)
     assert _ranges(edit) == [("default/river_cleanup.txt", "default/river_cleanup.txt")]
 
-    # A delete and a rename (a delete plus an add) remove partitions and rebuild the graph.
+    # A delete and a rename (a delete plus an add) remove partitions.
     (input_dir / "default" / "festival_notes.jsonl").unlink()
     (input_dir / "default" / "city_council.csv").rename(input_dir / "default" / "council_minutes.csv")
     moved = _tick(instance, edit.cursor)
     assert _ranges(moved) == [("default/council_minutes.csv", "default/council_minutes.csv")]
-    assert [r.partition_key for r in moved.run_requests if r.job_name == "build_graph"] == ["default"]
+    # The graph follows the source run by automation, and its build retracts the deleted rows.
+    assert [r for r in moved.run_requests if r.job_name == "build_graph"] == []
     partitions = instance.get_dynamic_partitions("sources")
     assert "default/festival_notes.jsonl" not in partitions and "default/city_council.csv" not in partitions
     assert "default/council_minutes.csv" in partitions
@@ -72,27 +70,32 @@ def test_add_edit_delete_rename_burst_and_restart(instance, input_dir, monkeypat
     burst = _tick(instance, moved.cursor)
     assert _ranges(burst) == [("default/burst/note_000.txt", "default/burst/scan.txt")]
 
+    # A file deleted alone: the sensor asks for the graph build, which retracts its rows.
+    (burst_dir / "note_000.txt").unlink()
+    removed = _tick(instance, burst.cursor)
+    assert [(r.job_name, r.partition_key) for r in removed.run_requests] == [("build_graph", "default")]
+
     # Restarting with the stored cursor finds nothing to do.
-    restarted = _tick(instance, burst.cursor)
+    restarted = _tick(instance, removed.cursor)
     assert not restarted.run_requests
 
 
-def test_consistency_schedule_rereads_changed_and_incompletely_indexed_sources(index, input_dir, instance, monkeypatch):
-    """The daily pass compares the files with the published index: an edited file, and a
+def test_consistency_pass_rereads_changed_and_incompletely_indexed_sources(index, input_dir, instance, monkeypatch):
+    """The hourly pass compares the files with the published index: an edited file, and a
     source left incomplete (a text unit's extraction failed: settings_hash NULL), are
     read again; everything else is left alone."""
     settings, _ = index(input_dir)
     for name, value in {"GRAPHRAG_INPUT_DIR": str(input_dir), "GRAPHRAG_DB": settings.database, "GRAPHRAG_VECTORS": settings.vectors}.items():
         monkeypatch.setenv(name, value)
-    context = build_schedule_context(instance=instance, scheduled_execution_time=datetime.datetime(2026, 11, 30, 3, 0))
-    assert isinstance(consistency_schedule(context), SkipReason)
+    context = build_sensor_context(instance=instance)
+    assert isinstance(consistency_sensor(context), SkipReason)
 
     edited = input_dir / "default" / "river_cleanup.txt"
     edited.write_text(edited.read_text(encoding="utf-8") + "\nClara Okafor thanked the volunteers.\n", encoding="utf-8")
     with duckdb.connect(settings.database) as connection:
         connection.execute("UPDATE sources SET settings_hash = NULL WHERE source_partition = 'default/calder_shipping.txt'")
     publish_snapshot(settings.database, settings.vectors, "default")
-    requests = consistency_schedule(context)
+    requests = consistency_sensor(context)
     assert sorted((r.tags[RANGE_START_TAG], r.tags[RANGE_END_TAG]) for r in requests) == [
         ("default/calder_shipping.txt", "default/calder_shipping.txt"),
         ("default/river_cleanup.txt", "default/river_cleanup.txt"),

@@ -1,20 +1,20 @@
 """Definitions for given settings (the CLI and tests build their own; the workspace's
 ``defs`` reads the environment)."""
 
-from dagster import Definitions, load_assets_from_modules
+from dagster import Definitions, in_process_executor, load_assets_from_modules
 
 from ..llm.resources import EmbeddingResource, LLMResource
 from ..settings import IndexSettings
 from .assets import extraction, graph, sources
 from .jobs import build_graph_job, index_sources_job
-from .sensors import consistency_schedule, source_files_sensor
+from .sensors import consistency_sensor, graph_automation_sensor, source_files_sensor
 
 
 def build_definitions(settings: IndexSettings) -> Definitions:
     return Definitions(
         assets=load_assets_from_modules([sources, extraction, graph]),
         jobs=[index_sources_job, build_graph_job],
-        sensors=[source_files_sensor],
-        schedules=[consistency_schedule],
+        sensors=[source_files_sensor, graph_automation_sensor, consistency_sensor],
         resources={"settings": settings, "llm": LLMResource(), "embedding": EmbeddingResource()},
+        executor=in_process_executor,  # "Materialize all" and automation runs too (see jobs.py)
     )

@@ -1,45 +1,56 @@
-"""Incremental re-indexing: a sensor that follows the input folder, and a daily
-consistency pass.
+"""The live mode: a sensor that follows the input folder, the graph's automation, and an
+hourly consistency pass (a sensor too). All three run by default wherever the Dagster daemon runs
+(``dagster dev``): drop a file into the input folder and it reaches the published index.
 
 The sensor diffs the files (content hashes) against its cursor, which Dagster stores, so
 it survives restarts: new files add source partitions, changed files re-run theirs,
 deleted files remove theirs. A burst of changes becomes one run per contiguous range of
 partition keys (new files are appended, so a burst of new files is one run), never one
-per file. Graph assets follow by declarative automation; for deletions the sensor asks
-for the corpus graph itself, whose build retracts the rows of removed sources.
+per file. A file counts as seen only once its partition was read: a partition whose run
+failed is requested again (at once, then with exponential backoff). Graph assets follow by
+declarative automation; for deletions the sensor asks for the corpus graph itself, whose
+build retracts the rows of removed sources.
 
-It never opens the DuckDB file (the indexer may hold it); the schedule compares the files
-with the published snapshot of the index instead.
+The sensor never opens the DuckDB file (the indexer may hold it). The consistency pass
+compares the files with the published snapshot, and looks at the live file only if no
+one holds it, for corpora that are not done (``indexing.corpus_work``: an unpublished
+build, a missing vector mirror, failed LLM calls) and requests what finishes them.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import duckdb
 import polars as pl
 from dagster import (
     AddDynamicPartitionsRequest,
-    DefaultScheduleStatus,
+    AssetKey,
+    AutomationConditionSensorDefinition,
     DefaultSensorStatus,
     DeleteDynamicPartitionsRequest,
     RunRequest,
-    ScheduleEvaluationContext,
     SensorEvaluationContext,
     SensorResult,
     SkipReason,
-    schedule,
     sensor,
 )
+from dagster._core.storage.partition_status_cache import AssetPartitionStatus
 
 from ..core.inputs import InputError, corpus_of_partition, discover_sources
 from ..core.source_diff import plan_sources
-from ..indexing import RANGE_END_TAG, RANGE_START_TAG, contiguous_ranges
+from ..indexing import RANGE_END_TAG, RANGE_START_TAG, contiguous_ranges, corpus_work
 from ..settings import IndexSettings
+from ..storage.connection import lock_holder
+from ..storage.duckdb_store import IndexStore
 from ..storage.snapshot import read_pointer
-from .jobs import build_graph_job, index_sources_job
+from .jobs import GRAPH_ASSETS, build_graph_job, index_sources_job
 from .partitions import corpus_partitions, source_partitions
+
+FIRST_RETRY_SECONDS = 60.0  # after the first retry of a failed partition; doubles each time
+LAST_RETRY_SECONDS = 3600.0
 
 
 def _ranges_requests(ordered: list[str], wanted: set[str], run_key_prefix: str) -> list[RunRequest]:
@@ -49,11 +60,31 @@ def _ranges_requests(ordered: list[str], wanted: set[str], run_key_prefix: str) 
     ]
 
 
+def _failed_to_retry(context: SensorEvaluationContext, seen: dict[str, str], retries: dict[str, list[float]]) -> list[str]:
+    """Seen partitions whose latest run failed and whose retry is due; ``retries`` (key ->
+    [attempts, not before]) is updated in place and forgets partitions read since."""
+    statuses = context.instance.get_status_by_partition(AssetKey("documents"), sorted(seen), source_partitions) or {}
+    due, now = [], time.time()
+    for key in sorted(seen):
+        if statuses.get(key) != AssetPartitionStatus.FAILED:
+            retries.pop(key, None)
+            continue
+        attempts, not_before = retries.get(key, [0, 0.0])
+        if now >= not_before:
+            due.append(key)
+            delay = 0.0 if attempts == 0 else min(LAST_RETRY_SECONDS, FIRST_RETRY_SECONDS * 2 ** (attempts - 1))
+            retries[key] = [attempts + 1, now + delay]
+    return due
+
+
 @sensor(
     jobs=[index_sources_job, build_graph_job],
     minimum_interval_seconds=30,
-    default_status=DefaultSensorStatus.STOPPED,
-    description="Adds, re-indexes and removes source partitions as files appear, change or disappear in GRAPHRAG_INPUT_DIR.",
+    default_status=DefaultSensorStatus.RUNNING,
+    description=(
+        "Adds, re-indexes and removes source partitions as files appear, change or disappear in GRAPHRAG_INPUT_DIR; "
+        "retries a partition whose run failed."
+    ),
 )
 def source_files_sensor(context: SensorEvaluationContext):
     settings = IndexSettings.from_env()
@@ -62,23 +93,33 @@ def source_files_sensor(context: SensorEvaluationContext):
     except InputError as error:
         return SkipReason(str(error))
     hashes = {source.partition_key: source.read_hash() for source in on_disk}
-    previous: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
+    cursor = json.loads(context.cursor) if context.cursor else {}
+    if "files" not in cursor:  # the cursor of older versions: the hashes alone
+        cursor = {"files": cursor, "retries": {}}
+    seen: dict[str, str] = cursor["files"]
+    retries: dict[str, list[float]] = cursor["retries"]
+    for key in _failed_to_retry(context, seen, retries):
+        del seen[key]  # not seen after all: planned again below, as a changed file
     known = pl.DataFrame(
-        {"source_partition": list(previous), "source_hash": list(previous.values()), "settings_hash": ["cursor"] * len(previous)},
+        {"source_partition": list(seen), "source_hash": list(seen.values()), "settings_hash": ["cursor"] * len(seen)},
         schema={"source_partition": pl.String, "source_hash": pl.String, "settings_hash": pl.String},
     )
     plan = plan_sources(on_disk, hashes, known, "cursor")
+    next_cursor = json.dumps({"files": hashes, "retries": retries}, sort_keys=True)
     if not plan.pending and not plan.deleted:
-        return SensorResult(cursor=json.dumps(hashes, sort_keys=True), skip_reason="no file changed")
+        return SensorResult(cursor=next_cursor, skip_reason="no file changed")
 
     registered = context.instance.get_dynamic_partitions(source_partitions.name)
     new_keys = sorted(s.partition_key for s in plan.pending if s.partition_key not in set(registered))
     ordered = [key for key in registered if key not in set(plan.deleted)] + new_keys
     corpora = {s.corpus for s in on_disk}
     new_corpora = sorted(corpora - set(context.instance.get_dynamic_partitions(corpus_partitions.name)))
-    change_id = json.dumps(hashes, sort_keys=True).__hash__() & 0xFFFFFFFF
+    # Unique per change and per retry: Dagster launches a run key once.
+    change_id = hash(next_cursor + json.dumps(seen, sort_keys=True)) & 0xFFFFFFFF
     requests = _ranges_requests(ordered, {s.partition_key for s in plan.pending}, f"sources-{change_id:08x}")
-    for corpus in sorted({corpus_of_partition(key) for key in plan.deleted}):
+    # A corpus that only lost files needs its graph rebuilt here (the build retracts their
+    # rows); with a file read too, automation follows that run and the build retracts them.
+    for corpus in sorted({corpus_of_partition(key) for key in plan.deleted} - {s.corpus for s in plan.pending}):
         requests.append(RunRequest(job_name=build_graph_job.name, partition_key=corpus, run_key=f"retract-{change_id:08x}-{corpus}"))
     partition_requests = []
     if new_keys:
@@ -88,17 +129,35 @@ def source_files_sensor(context: SensorEvaluationContext):
     deleted = [key for key in plan.deleted if key in set(registered)]
     if deleted:
         partition_requests.append(DeleteDynamicPartitionsRequest(source_partitions.name, deleted))
-    context.log.info(f"{len(plan.added)} new, {len(plan.changed)} changed, {len(plan.deleted)} deleted file(s): {len(requests)} run(s)")
-    return SensorResult(run_requests=requests, dynamic_partitions_requests=partition_requests, cursor=json.dumps(hashes, sort_keys=True))
+    retried = sorted(set(retries) & {s.partition_key for s in plan.pending})
+    context.log.info(
+        f"{len(plan.added)} new, {len(plan.changed)} changed, {len(plan.deleted)} deleted file(s)"
+        + (f" ({len(retried)} retried after a failed run)" if retried else "")
+        + f": {len(requests)} run(s)"
+    )
+    return SensorResult(run_requests=requests, dynamic_partitions_requests=partition_requests, cursor=next_cursor)
 
 
-@schedule(
-    job=index_sources_job,
-    cron_schedule="0 3 * * *",
-    default_status=DefaultScheduleStatus.STOPPED,
-    description="Daily consistency pass: re-runs every registered source whose file differs from what the published index holds.",
+graph_automation_sensor = AutomationConditionSensorDefinition(
+    "graph_automation",
+    target=GRAPH_ASSETS,
+    default_status=DefaultSensorStatus.RUNNING,
+    minimum_interval_seconds=30,
+    description="Builds and publishes a corpus's graph after its sources were read (the graph assets' automation conditions).",
 )
-def consistency_schedule(context: ScheduleEvaluationContext):
+
+
+@sensor(
+    jobs=[index_sources_job, build_graph_job],
+    minimum_interval_seconds=3600,
+    default_status=DefaultSensorStatus.RUNNING,
+    description=(
+        "Hourly consistency pass (and at once when the daemon starts): re-reads every registered source whose file "
+        "differs from what the published index holds, and finishes every corpus that is not done (unpublished build, "
+        "missing vectors, failed LLM calls)."
+    ),
+)
+def consistency_sensor(context: SensorEvaluationContext):
     settings = IndexSettings.from_env()
     pointer = read_pointer(settings.database)
     if pointer is None:
@@ -113,7 +172,16 @@ def consistency_schedule(context: ScheduleEvaluationContext):
     # the source was completely indexed (NULL: a text unit's extraction failed; read it again).
     complete = pl.when(pl.col("settings_hash").is_not_null()).then(pl.lit("any"))
     plan = plan_sources(on_disk, hashes, indexed.with_columns(complete.alias("settings_hash")), "any")
-    stale = {s.partition_key for s in plan.pending}
-    if not stale:
-        return SkipReason("every source matches the index")
-    return _ranges_requests(registered, stale, f"consistency-{context.scheduled_execution_time:%Y%m%d}")
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    requests = _ranges_requests(registered, {s.partition_key for s in plan.pending}, f"consistency-{stamp}")
+    try:
+        with IndexStore(settings.database, read_only=True, lock_wait_seconds=0) as store:
+            unfinished = corpus_work(store, settings, {s.corpus for s in on_disk} - {s.corpus for s in plan.pending})
+    except duckdb.IOException as error:
+        context.log.info(f"the live index is held by {lock_holder(error)}: unfinished corpora are looked at next time")
+        unfinished = {}
+    for corpus, work in sorted(unfinished.items()):
+        context.log.info(f"corpus {corpus}: {work.reason}")
+        selection = [AssetKey(name) for name in work.assets] if work.assets else None
+        requests.append(RunRequest(job_name=build_graph_job.name, partition_key=corpus, run_key=f"consistency-{stamp}-{corpus}", asset_selection=selection))
+    return requests or SkipReason("every source matches the published index and every corpus is done")

@@ -8,7 +8,9 @@ completions and embeddings through any OpenAI-compatible endpoint.
 - At most ``concurrency`` completions and ``embedding_concurrency`` embedding requests
   in flight, rate limits that wait asynchronously, and
   retries with exponential backoff and jitter on 429, 5xx, timeouts and connection
-  errors, honouring Retry-After; never on 400/401/403/404.
+  errors, honouring Retry-After; never on 400/401/403/404. A 401, 403 or 404 means a
+  wrong key, model or address: every other call would fail alike, so it stops the run
+  (``EndpointRefused``) with the setting to fix instead of being recorded per item.
 - Every answer is cached in DuckDB (``llm_cache``) under a key of model, messages,
   parameters, schema and prompt version, written as soon as the call returns: a rerun
   makes no call for anything already answered, even after a crash.
@@ -39,7 +41,7 @@ from pydantic import BaseModel
 from ..core.ids import content_hash
 from ..core.tokens import count_tokens, get_encoding
 from .rate_limit import RateLimiter
-from .settings import LLMSettings
+from .settings import MODEL_OF_STAGE, LLMSettings
 
 R = TypeVar("R")
 T = TypeVar("T", bound=BaseModel)
@@ -59,6 +61,44 @@ CREATE TABLE IF NOT EXISTS llm_cache (
 
 class LLMError(RuntimeError):
     pass
+
+
+class EndpointRefused(RuntimeError):
+    """The endpoint refused the settings (HTTP 401/403/404). Not an ``LLMError``: no stage
+    records it as one item's failure and goes on; the step fails with this message."""
+
+
+# Which settings an HTTP refusal points at, for completions and for embeddings.
+_REFUSAL_HINTS = {
+    401: ("the API key was refused", "{key}"),
+    403: ("the API key may not use this model or endpoint", "{key} and {model}"),
+    404: ("no such model or endpoint", "{model} and {base_url}"),
+}
+
+
+def _refusal(error: BaseException, stage: str, settings: LLMSettings) -> EndpointRefused | None:
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, openai.APIStatusError) and error.status_code in _REFUSAL_HINTS:
+            what, fix = _REFUSAL_HINTS[error.status_code]
+            if stage == "embedding":
+                names = {
+                    "key": "GRAPHRAG_EMBEDDING_API_KEY (default GRAPHRAG_LLM_API_KEY)",
+                    "model": f"GRAPHRAG_EMBEDDING_MODEL (now {settings.embedding_model!r})",
+                    "base_url": f"GRAPHRAG_EMBEDDING_BASE_URL (now {settings.embedding_base_url or settings.base_url or 'api.openai.com'!r})",
+                }
+            else:
+                own_model = f"{MODEL_OF_STAGE.get(stage, stage)}_model"
+                model_variable = f"GRAPHRAG_LLM_{own_model.upper()} or GRAPHRAG_LLM_MODEL" if own_model in LLMSettings.model_fields else "GRAPHRAG_LLM_MODEL"
+                names = {
+                    "key": "GRAPHRAG_LLM_API_KEY (or OPENAI_API_KEY)",
+                    "model": f"{model_variable} (now {settings.model_for(stage)!r})",
+                    "base_url": f"GRAPHRAG_LLM_BASE_URL (now {settings.base_url or 'api.openai.com'!r})",
+                }
+            return EndpointRefused(f"{stage} call refused (HTTP {error.status_code}): {what}; check {fix.format(**names)}")
+        error = error.__cause__ or getattr(error, "last_exception", None)
+    return None
 
 
 class BudgetExhausted(LLMError):
@@ -341,6 +381,10 @@ class LLMClient:
                         slot.pop_all()
                     return result
             except Exception as error:  # classified below; anything else is not retried
+                refused = _refusal(error, stage, self.settings)
+                if refused is not None:
+                    stats.failures += 1
+                    raise EndpointRefused(self._redact(str(refused))) from None
                 cause = _transport_error(error)
                 if cause is None or attempt == self.settings.max_retries:
                     stats.failures += 1

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import duckdb
 import numpy as np
-from dagster import ConfigurableResource
+from dagster import ConfigurableResource, Failure
 
 from ..core.ids import content_hash
 from ..storage.duckdb_store import IndexStore
-from .client import LLMCache, LLMClient, Usage, run_with
+from .client import EndpointRefused, LLMCache, LLMClient, Usage, run_with
 from .prompts import prompts_version
 from .settings import LLMSettings
 
@@ -37,8 +37,11 @@ class LLMSession:
     def __enter__(self) -> "LLMSession":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind, error, traceback) -> None:
         self.cache.close()
+        if isinstance(error, EndpointRefused):
+            # Wrong settings: retrying the step (the jobs' retry policy) cannot help.
+            raise Failure(description=str(error), allow_retries=False) from error
 
 
 class OpenAIEmbedder:

@@ -3,27 +3,58 @@ the rest of the package so that readers (``graphrag_query``) import only DuckDB.
 
 from __future__ import annotations
 
+import logging
+import os
+import re
 import time
 from pathlib import Path
 
 import duckdb
 
-LOCK_RETRY_SECONDS = 30.0
+# A writer waits this long for a process holding the file (a SQL shell, a notebook) before
+# its step fails; the step is then retried by the job's retry policy. Readers should open
+# the published snapshot instead and never hold the live file (see README, "SQL").
+LOCK_WAIT_VARIABLE = "GRAPHRAG_LOCK_WAIT_SECONDS"
+DEFAULT_LOCK_WAIT_SECONDS = 600.0
+REPORT_EVERY_SECONDS = 30.0
+
+log = logging.getLogger(__name__)
 
 
 def _is_lock_error(error: Exception) -> bool:
     return "lock" in str(error).lower()
 
 
-def connect(path: str | Path, read_only: bool = False, wait_seconds: float = LOCK_RETRY_SECONDS) -> duckdb.DuckDBPyConnection:
-    """Open the index, retrying while another process holds the write lock."""
-    deadline = time.monotonic() + wait_seconds
+def lock_holder(error: Exception) -> str:
+    """Who holds the file, from DuckDB's message ("... is held in /usr/bin/python3 (PID 123)")."""
+    found = re.search(r"held in (.+?) \(PID (\d+)\)", str(error))
+    return f"process {found.group(2)} ({found.group(1)})" if found else "another process"
+
+
+def lock_wait_seconds() -> float:
+    value = os.environ.get(LOCK_WAIT_VARIABLE, "")
+    try:
+        return float(value) if value else DEFAULT_LOCK_WAIT_SECONDS
+    except ValueError:
+        raise ValueError(f"{LOCK_WAIT_VARIABLE} must be a number of seconds, got {value!r}") from None
+
+
+def connect(path: str | Path, read_only: bool = False, wait_seconds: float | None = None) -> duckdb.DuckDBPyConnection:
+    """Open the index, waiting (and saying who it waits for) while another process holds
+    the file."""
+    wait_seconds = lock_wait_seconds() if wait_seconds is None else wait_seconds
+    started = time.monotonic()
+    reported = started
     delay = 0.05
     while True:
         try:
             return duckdb.connect(str(path), read_only=read_only)
         except duckdb.IOException as error:
-            if not _is_lock_error(error) or time.monotonic() > deadline:
+            waited = time.monotonic() - started
+            if not _is_lock_error(error) or waited > wait_seconds:
                 raise
+            if time.monotonic() - reported >= REPORT_EVERY_SECONDS:
+                reported = time.monotonic()
+                log.warning(f"waiting {waited:.0f} s of at most {wait_seconds:.0f} s ({LOCK_WAIT_VARIABLE}) for {path}: it is held by {lock_holder(error)}")
             time.sleep(delay)
             delay = min(delay * 2, 1.0)

@@ -59,16 +59,21 @@ class Transaction:
 class IndexStore:
     """The DuckDB file holding every corpus of the index."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, read_only: bool = False, lock_wait_seconds: float | None = None):
+        """``read_only`` with ``lock_wait_seconds=0``: a look at the live file that gives up
+        at once instead of waiting for the indexer (the schedule's consistency pass)."""
         self.path = Path(path)
+        self.read_only = read_only
+        self.lock_wait_seconds = lock_wait_seconds
         self._open: duckdb.DuckDBPyConnection | None = None
 
     def __enter__(self) -> "IndexStore":
         """Hold one connection until ``__exit__``: opening the file costs tens of
         milliseconds (catalog and WAL are read again each time), and a step runs dozens of
         statements."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._open = connect(self.path)
+        if not self.read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._open = connect(self.path, read_only=self.read_only, wait_seconds=self.lock_wait_seconds)
         return self
 
     def __exit__(self, *exc) -> None:

@@ -75,3 +75,16 @@ def read_pointer(database: str | Path) -> dict | None:
         return json.loads(path.read_text())
     except FileNotFoundError:
         return None
+
+
+def published_builds(database: str | Path) -> dict[str, int]:
+    """corpus -> the build (``corpus_builds.built_at``, epoch microseconds) each corpus has
+    in the published snapshot; empty when nothing is published or the snapshot is gone."""
+    pointer = read_pointer(database)
+    if pointer is None or not Path(pointer["snapshot"]).is_file():
+        return {}
+    with duckdb.connect(pointer["snapshot"], read_only=True) as connection:
+        try:
+            return dict(connection.execute("SELECT corpus, epoch_us(built_at) FROM corpus_builds").fetchall())
+        except duckdb.CatalogException:
+            return {}

@@ -42,15 +42,31 @@ from ...settings import IndexSettings
 from ...storage.duckdb_store import IndexStore
 from ...storage.schema import CORPUS_BUILD_COLUMNS, LLM_FAILURE_COLUMNS
 from ...storage.snapshot import publish_snapshot
+from ..jobs import STEP_RETRIES
 from ..metadata import table_metadata
 from ..partitions import DUCKDB_POOL, corpus_partitions, source_partitions
 
-# Graph assets follow their sources automatically (with the automation daemon, as in
-# `dagster dev`). Unlike plain `eager`, a source partition that is missing (its file was
-# never read, or could not be) does not block the graph of the others: the graph is built
-# from the sources that are there, and the unreadable source's check says what is missing.
-FOLLOW_SOURCES = AutomationCondition.eager().without(~AutomationCondition.any_deps_missing())
-GRAPH_ASSET_OPTIONS = dict(partitions_def=corpus_partitions, pool=DUCKDB_POOL, group_name="graph")
+# Graph assets follow their sources automatically (the automation sensor, on by default in
+# `dagster dev`). Dagster's `eager` with two changes:
+# - a source partition that is missing (its file was never read, or could not be) does not
+#   block the graph of the others: the graph is built from the sources that are there, and
+#   the unreadable source's check says what is missing;
+# - a source read in the same evaluation interval as the graph's request or materialization
+#   is not swallowed: `eager` counts either as "handled" even when a source changed after
+#   the build had read them (a file dropped while the graph was building, read right after
+#   it, having waited for the pool's slot), and that change would reach the graph only with
+#   the next one. Here they handle the change only when no dependency updated meanwhile.
+_CHANGE_HANDLED = AutomationCondition.initial_evaluation() | (
+    (AutomationCondition.newly_requested() | AutomationCondition.newly_updated()) & ~AutomationCondition.any_deps_updated()
+)
+FOLLOW_SOURCES = (
+    AutomationCondition.in_latest_time_window()
+    & (AutomationCondition.newly_missing() | AutomationCondition.any_deps_updated()).since(_CHANGE_HANDLED)
+    & ~AutomationCondition.any_deps_in_progress()
+    & ~AutomationCondition.in_progress()
+).with_label("follow_sources")
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+GRAPH_ASSET_OPTIONS = dict(partitions_def=corpus_partitions, pool=DUCKDB_POOL, group_name="graph", retry_policy=STEP_RETRIES)
 
 
 def frame_version(frame: pl.DataFrame, columns: list[str]) -> DataVersion:
@@ -314,8 +330,9 @@ def embeddings(context: AssetExecutionContext, settings: IndexSettings, llm: LLM
         else:
             embedder = settings.make_embedder()
             rows, embedded = embed_missing(wanted, existing, embedder, corpus)
+        built_at = dt.datetime.now(dt.timezone.utc)
         build = pl.DataFrame(
-            [{"corpus": corpus, "sources_hash": store.sources_fingerprint(corpus), "settings_hash": graph_settings_hash(settings, llm, embedding), "built_at": dt.datetime.now(dt.timezone.utc)}],
+            [{"corpus": corpus, "sources_hash": store.sources_fingerprint(corpus), "settings_hash": graph_settings_hash(settings, llm, embedding), "built_at": built_at}],
             schema=CORPUS_BUILD_COLUMNS,
         )
         terms = search_term_rows(wanted, corpus)
@@ -323,7 +340,8 @@ def embeddings(context: AssetExecutionContext, settings: IndexSettings, llm: LLM
             tx.replace("embeddings", rows, [corpus])
             tx.replace("search_terms", terms, [corpus])
             tx.replace("corpus_builds", build, [corpus])
-        mirrored = settings.vector_store().replace_corpus(corpus, rows)
+        # The build counts as done once it is mirrored and published too (indexing.corpus_work).
+        mirrored = settings.vector_store().replace_corpus(corpus, rows, build=(built_at - EPOCH) // dt.timedelta(microseconds=1))
         dimensions = rows.select(pl.col("vector").list.len().unique()).to_series().to_list()
         by_kind = {k: n for k, n in rows["kind"].value_counts().iter_rows()}
         consistent = len(dimensions) <= 1 and all(mirrored[k] == by_kind.get(k, 0) for k in mirrored)

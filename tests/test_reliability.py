@@ -1,0 +1,199 @@
+"""What counts as done, and what a rerun repairs: a build killed while it was being
+published, a deleted vector mirror, LLM calls that failed after their retries, and an
+endpoint that refuses the key. ``graphrag-index`` runs as a user runs it (a subprocess
+with a real Dagster instance), against the real test HTTP server for the LLM path."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from graphrag_assets.storage.snapshot import pointer_path, published_builds, snapshot_dir
+
+from .conftest import FAKE_LLM_KEY, REPO, SAMPLE_CORPUS
+from .fake_openai import Fault, FakeOpenAI
+
+EDITED = "river_cleanup.txt"
+EDIT_MARKER = "Quillon Barrowmere"
+
+
+class Indexer:
+    """``graphrag-index`` over one input folder, DuckDB file, LanceDB folder and DAGSTER_HOME."""
+
+    def __init__(self, tmp_path: Path, **env: str):
+        self.input = tmp_path / "input"
+        shutil.copytree(SAMPLE_CORPUS, self.input)
+        self.database = tmp_path / "index" / "graphrag.duckdb"
+        self.vectors = tmp_path / "index" / "lancedb"
+        home = tmp_path / "dagster_home"
+        home.mkdir()
+        shutil.copy(REPO / "dagster_home" / "dagster.yaml", home)
+        self.env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "DAGSTER_HOME": str(home)} | env
+        self.command = [
+            sys.executable, "-m", "graphrag_assets.cli",
+            "--input", str(self.input), "--db", str(self.database), "--vectors", str(self.vectors),
+        ]  # fmt: skip
+
+    def run(self, **env: str) -> subprocess.CompletedProcess:
+        return subprocess.run(self.command, cwd=REPO, env=self.env | env, capture_output=True, text=True, timeout=600)
+
+    def start(self) -> subprocess.Popen:
+        # Its own process group: the kill takes down everything it started, as a crash would.
+        return subprocess.Popen(self.command, cwd=REPO, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def query(self, sql: str, snapshot: bool = False) -> pl.DataFrame:
+        path = published_snapshot(self.database) if snapshot else self.database
+        with duckdb.connect(str(path), read_only=True) as connection:
+            return connection.execute(sql).pl()
+
+    def edit(self) -> None:
+        with open(self.input / "default" / EDITED, "a") as file:
+            file.write(f"\n\n{EDIT_MARKER} led the autumn river survey with the Harbor Institute.\n")
+
+
+def published_snapshot(database: Path) -> Path:
+    import json
+
+    return Path(json.loads(pointer_path(database).read_text())["snapshot"])
+
+
+def kill_while_publishing(indexer: Indexer) -> None:
+    """Run the indexer and SIGKILL it inside ``published_index``: after the snapshot is
+    copied, before readers are pointed at it. A FIFO where the new pointer is staged
+    blocks the step at exactly that point, so the kill lands there every time."""
+    staged = pointer_path(indexer.database).with_suffix(".tmp")
+    indexer.database.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(staged)
+    snapshots_before = set(snapshot_dir(indexer.database).glob("*.duckdb"))
+    process = indexer.start()
+    try:
+        deadline = time.monotonic() + 300
+        while set(snapshot_dir(indexer.database).glob("*.duckdb")) <= snapshots_before:
+            assert process.poll() is None, "the indexer ended before publishing"
+            assert time.monotonic() < deadline, "the indexer never reached published_index"
+            time.sleep(0.1)
+        time.sleep(0.5)  # now blocked opening the FIFO
+        assert process.poll() is None
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        staged.unlink()
+
+
+def test_sigkill_while_publishing_a_first_index_then_the_rerun_publishes_it(tmp_path):
+    indexer = Indexer(tmp_path)
+    kill_while_publishing(indexer)
+    assert not pointer_path(indexer.database).exists()
+
+    rerun = indexer.run()
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert "published_index (last build not published)" in rerun.stdout
+    assert "no work" not in rerun.stdout
+    built = indexer.query("SELECT corpus, epoch_us(built_at) AS stamp FROM corpus_builds")
+    assert published_builds(indexer.database) == dict(built.iter_rows())
+    assert indexer.query("SELECT count(*) AS n FROM entities", snapshot=True)["n"][0] > 0
+    assert "no work: index is up to date" in indexer.run().stdout
+
+
+def test_sigkill_while_publishing_an_update_then_the_rerun_publishes_the_edit(tmp_path):
+    indexer = Indexer(tmp_path)
+    assert indexer.run().returncode == 0
+    indexer.edit()
+    kill_while_publishing(indexer)
+    marker = f"SELECT count(*) AS n FROM text_units WHERE text LIKE '%{EDIT_MARKER}%'"
+    assert indexer.query(marker)["n"][0] == 1  # in the live file
+    assert indexer.query(marker, snapshot=True)["n"][0] == 0  # readers still see the old build
+
+    rerun = indexer.run()
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert "0 new, 0 changed" in rerun.stdout and "last build not published" in rerun.stdout
+    assert indexer.query(marker, snapshot=True)["n"][0] == 1
+    assert indexer.query(f"SELECT count(*) AS n FROM entities WHERE title ILIKE '%{EDIT_MARKER}%'", snapshot=True)["n"][0] == 1
+
+
+@pytest.fixture
+def endpoint():
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+def llm_env(fake: FakeOpenAI, **extra: str) -> dict[str, str]:
+    return {
+        "GRAPHRAG_LLM_BASE_URL": fake.base_url,
+        "GRAPHRAG_LLM_API_KEY": FAKE_LLM_KEY,
+        "GRAPHRAG_LLM_MODEL": "fake-chat",
+        "GRAPHRAG_EMBEDDING_MODEL": "fake-embed",
+        "GRAPHRAG_LLM_CONCURRENCY": "4",
+    } | extra
+
+
+def test_deleted_vector_mirror_is_rebuilt_from_duckdb_without_embedding_again(tmp_path, endpoint):
+    indexer = Indexer(tmp_path, **llm_env(endpoint))
+    first = indexer.run()
+    assert first.returncode == 0, first.stderr[-3000:]
+    requests_before = len(endpoint.requests)
+    shutil.rmtree(indexer.vectors)
+
+    rerun = indexer.run()
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert "embeddings + published_index (vectors missing" in rerun.stdout
+    assert len(endpoint.requests) == requests_before  # no completion, no embedding request
+    import lancedb
+
+    tables = lancedb.connect(str(indexer.vectors))
+    counts = indexer.query("SELECT kind, count(*) AS n FROM embeddings GROUP BY kind")
+    for kind, n in counts.iter_rows():
+        assert tables.open_table(kind).count_rows() == n
+    assert "no work: index is up to date" in indexer.run().stdout
+
+
+def test_failed_summary_calls_fail_the_run_and_the_next_run_retries_exactly_them(tmp_path, endpoint):
+    # One call at a time, so that the faults below fall on exactly three calls.
+    indexer = Indexer(tmp_path, **llm_env(endpoint, GRAPHRAG_LLM_MAX_RETRIES="1", GRAPHRAG_LLM_CONCURRENCY="1"))
+    # An overloaded endpoint: the first summary calls get 429 twice, their retry included.
+    for _ in range(6):
+        endpoint.faults.append(Fault(status=429, retry_after=0, match="[task: summarize_descriptions]"))
+    overloaded = indexer.run()
+    assert overloaded.returncode == 1
+    assert "LLM calls that failed after their retries: summary 3" in overloaded.stderr
+    failed = indexer.query("SELECT item_id FROM llm_failures WHERE stage = 'summary'")
+    assert failed.height == 3
+
+    summaries_before = len(endpoint.completions("summarize_descriptions"))
+    healthy = indexer.run()
+    assert healthy.returncode == 0, healthy.stderr[-3000:]
+    assert "retrying 3 failed summary/report call(s)" in healthy.stdout
+    assert len(endpoint.completions("summarize_descriptions")) - summaries_before == 3
+    assert indexer.query("SELECT count(*) AS n FROM llm_failures")["n"][0] == 0
+
+    # The same entities as a build that never saw a fault.
+    clean = Indexer(tmp_path / "clean", **llm_env(endpoint))
+    assert clean.run().returncode == 0
+    columns = "SELECT title, type, description FROM entities ORDER BY title"
+    assert indexer.query(columns, snapshot=True).equals(clean.query(columns, snapshot=True))
+
+
+def test_a_refused_key_stops_the_run_at_once_naming_the_setting(tmp_path, endpoint):
+    indexer = Indexer(tmp_path, **llm_env(endpoint, GRAPHRAG_LLM_API_KEY="sk-wrong-key-123"))
+    endpoint.faults.extend(Fault(status=401) for _ in range(1000))
+    refused = indexer.run()
+    assert refused.returncode == 1
+    assert "HTTP 401" in refused.stderr and "GRAPHRAG_LLM_API_KEY" in refused.stderr
+    assert "sk-wrong-key-123" not in refused.stdout + refused.stderr
+    # Stopped at once: no retries, no step retried, not one call per text unit.
+    assert len(endpoint.completions()) <= 4
+    assert not pointer_path(indexer.database).exists()
+
+    endpoint.faults.clear()
+    fixed = indexer.run()
+    assert fixed.returncode == 0, fixed.stderr[-3000:]
+    assert indexer.query("SELECT count(*) AS n FROM entities", snapshot=True)["n"][0] > 0
