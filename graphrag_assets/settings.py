@@ -18,7 +18,7 @@ from .core.communities import CommunitySettings
 from .core.embedding import Embedder, make_embedder
 from .core.graph import GraphSettings
 from .core.ids import content_hash
-from .core.inputs import TableColumns
+from .core.inputs import TableColumns, check_corpus_name
 from .core.resolution import ResolutionSettings
 from .storage.duckdb_store import IndexStore
 from .storage.vector_store import VectorStore
@@ -81,6 +81,8 @@ class IndexSettings(ConfigurableResource):
         self.communities()
         if self.embedder not in ("hashed", "minilm"):
             raise ValueError(f"GRAPHRAG_EMBEDDER must be 'hashed' or 'minilm', got {self.embedder!r}")
+        if self.corpus:
+            check_corpus_name(self.corpus, "GRAPHRAG_CORPUS (--corpus)")
 
     def chunking(self) -> ChunkingSettings:
         return ChunkingSettings(self.chunk_size, self.chunk_overlap, self.chunking_mode)  # type: ignore[arg-type]

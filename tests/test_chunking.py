@@ -1,3 +1,5 @@
+import re
+
 import polars as pl
 import pytest
 
@@ -44,6 +46,16 @@ def test_sentence_mode_ends_chunks_at_sentence_boundaries():
         last_sentence = split_sentences(chunk)[-1].strip()
         assert last_sentence in sentences
         assert count_tokens(chunk) <= 100
+
+
+@pytest.mark.parametrize("mode", ["tokens", "sentences"])
+def test_a_megabyte_line_without_sentence_ends_is_cut_to_the_token_size(mode):
+    line = re.sub(r"[.!?;:\s]+", " ", ENGLISH)
+    text = (line * (1_000_000 // len(line) + 1))[:1_000_000]
+    chunks = chunk_text(text, ChunkingSettings(size=1200, overlap=100, mode=mode))
+    assert len(chunks) > 150
+    assert max(count_tokens(c) for c in chunks) <= 1200 + 2
+    assert text.startswith(chunks[0]) and text.endswith(chunks[-1])
 
 
 def test_text_unit_ids_are_stable_and_identical_chunks_in_two_documents_do_not_collide():

@@ -1,10 +1,27 @@
+import os
+import re
+import subprocess
+import sys
+
+import duckdb
 import polars as pl
 
 from graphrag_assets.core.extraction.chinese import chinese_mentions
 from graphrag_assets.core.extraction.english import english_mentions
 from graphrag_assets.core.extraction.names import name_key
-from graphrag_assets.core.extraction.offline import extract_offline, split_title
+from graphrag_assets.core.extraction.offline import MAX_SENTENCE_CHARS, SENTENCES_PER_RECORD, extract_offline, split_title
 from graphrag_assets.core.graph import GraphSettings, build_graph
+
+from .conftest import REPO, SAMPLE_CORPUS
+
+ENGLISH_FILES = ["calder_shipping.txt", "harbor_institute.md", "river_cleanup.txt"]
+
+
+def _one_line(size: int) -> str:
+    """``size`` characters of the sample corpus's English prose without a sentence end or a line break."""
+    prose = " ".join((SAMPLE_CORPUS / "default" / name).read_text(encoding="utf-8") for name in ENGLISH_FILES)
+    line = re.sub(r"[.!?;:\s]+", " ", prose)
+    return (line * (size // len(line) + 1))[:size]
 
 
 def _titles(mentions, entity_type=None):
@@ -219,3 +236,31 @@ def test_the_index_makes_each_given_title_an_entity_and_no_file_name(sample_inde
     given = set(documents.filter(pl.col("source_path").str.contains(r"\.(?:jsonl|csv)$"))["title"])
     assert "Origins of the Tide Lantern Festival" in given and titled == given
     assert titled <= entities
+
+
+def test_a_unit_without_sentence_ends_relates_only_nearby_names():
+    """Same-sentence pairs are quadratic in a sentence's names: a text unit that is one
+    "sentence" is cut into pieces, so its records grow with its length, not its square."""
+    line = _one_line(16_000)
+    short, long = (extract_offline(_units([line[:n]]))[1] for n in (4_000, 16_000))
+    assert 0 < short.height and long.height < 4.5 * short.height  # one sentence per unit: more than 6x
+    assert long["description"].str.len_chars().max() <= SENTENCES_PER_RECORD * (MAX_SENTENCE_CHARS + 1)
+
+
+def test_a_file_of_megabytes_on_one_line_is_indexed(tmp_path, dagster_home):
+    """A one-line file without a sentence end, indexed offline by graphrag-index: it
+    finishes. The timeout is only a safety net; such a file used to run out of memory."""
+    folder = tmp_path / "in" / "big"
+    folder.mkdir(parents=True)
+    (folder / "line.txt").write_text(_one_line(2_000_000), encoding="utf-8")
+    database = tmp_path / "out" / "index.duckdb"
+    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "DAGSTER_HOME": str(dagster_home)}
+    command = [sys.executable, "-c", "import sys; from graphrag_assets.cli import main; sys.exit(main())"]
+    command += ["--input", str(tmp_path / "in"), "--db", str(database), "--vectors", str(tmp_path / "out" / "lancedb")]
+    result = subprocess.run(command, cwd=REPO, env=environment, capture_output=True, text=True, timeout=1200)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with duckdb.connect(str(database), read_only=True) as connection:
+        units, largest = connection.execute("SELECT count(*), max(n_tokens) FROM text_units WHERE corpus = 'big'").fetchone()
+        entities, relationships = connection.execute("SELECT (SELECT count(*) FROM entities), (SELECT count(*) FROM relationships)").fetchone()
+    assert units > 300 and largest <= 1200 + 2
+    assert entities > 0 and relationships > 0

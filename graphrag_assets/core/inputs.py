@@ -8,9 +8,15 @@ is still one partition, one document per row.
 
 from __future__ import annotations
 
+import codecs
 import csv
+import errno
 import io
 import json
+import os
+import stat
+import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,13 +65,19 @@ class SourceFile:
     corpus: str
     relative_path: str  # inside the corpus folder, with forward slashes
     path: Path
+    root: Path | None = None  # the input folder: when given, the file must resolve inside it
 
     @property
     def partition_key(self) -> str:
         return source_partition_key(self.corpus, self.relative_path)
 
     def read_hash(self) -> str:
-        return content_hash(self.path.read_bytes())
+        """The hash of the file's bytes, or of why it cannot be read: such a file is still
+        a source to index, whose reading records the reason."""
+        try:
+            return content_hash(read_file_bytes(self))
+        except InputError as error:
+            return content_hash(f"unreadable: {error.reason}")
 
 
 def source_partition_key(corpus: str, relative_path: str) -> str:
@@ -74,6 +86,42 @@ def source_partition_key(corpus: str, relative_path: str) -> str:
 
 def corpus_of_partition(partition_key: str) -> str:
     return partition_key.split("/", 1)[0]
+
+
+def check_corpus_name(name: str, setting: str) -> str:
+    """``name`` if it is a valid corpus name, else a ValueError naming ``setting`` and the
+    value. A corpus name is one path segment: it starts every source partition key and
+    the reader joins the rest of the key onto the input folder."""
+    control = next((c for c in name if unicodedata.category(c) == "Cc"), None)
+    if not name:
+        problem = "it is empty"
+    elif name in (".", ".."):
+        problem = "'.' and '..' are not names"
+    elif "/" in name or "\\" in name:
+        problem = "it contains a path separator"
+    elif control:
+        problem = f"it contains the control character U+{ord(control):04X}"
+    else:
+        return name
+    raise ValueError(
+        f"{setting} {name!r} is not a valid corpus name: {problem} "
+        "(a corpus name is one folder name: not empty, not '.' or '..', no '/' or '\\', no control characters)"
+    )
+
+
+def split_partition_key(key: str) -> tuple[str, str]:
+    """(corpus, path inside the corpus) of a source partition key. Keys also come from the
+    UI and the sensor: one that discover_sources could not have made is refused
+    (InputError naming the key), as it could name a file outside the input folder."""
+    corpus, _, relative_path = key.partition("/")
+    try:
+        check_corpus_name(corpus, "corpus")
+    except ValueError as error:
+        raise InputError(key, f"not a source partition key: {error}") from None
+    if any(part in ("", ".", "..") for part in relative_path.split("/")) or "\x00" in relative_path:
+        reason = f"the path inside the corpus, {relative_path!r}, must be relative, without empty, '.' or '..' parts"
+        raise InputError(key, f"not a source partition key: {reason}")
+    return corpus, relative_path
 
 
 def given_title(title: str | None, source_path: str | None) -> str | None:
@@ -89,37 +137,122 @@ def given_title(title: str | None, source_path: str | None) -> str | None:
 
 
 def discover_sources(input_dir: Path, corpus: str | None = None) -> list[SourceFile]:
-    """All supported files under ``input_dir``, sorted by partition key.
+    """All files with a supported suffix under ``input_dir``, sorted by partition key.
 
     With ``corpus`` given, every file under the folder belongs to that corpus; otherwise
     each top-level folder is a corpus and loose top-level files belong to ``default``.
-    Hidden files and folders are ignored.
+    Hidden files and folders are ignored. Whatever is not a regular file (a FIFO, a
+    dangling symlink, a symlink loop) is still a source, whose reading says what it is;
+    so is a symlink to a folder, which is not followed (it may loop or lead outside).
     """
     input_dir = Path(input_dir)
     if not input_dir.is_dir():
         raise InputError(str(input_dir), "input folder does not exist or is not a folder")
+    if corpus is not None:
+        try:
+            check_corpus_name(corpus, "GRAPHRAG_CORPUS (--corpus)")
+        except ValueError as error:
+            raise InputError(str(input_dir), str(error)) from None
     found: list[SourceFile] = []
-    for path in input_dir.rglob("*"):
-        relative = path.relative_to(input_dir)
-        if any(part.startswith(".") for part in relative.parts):
-            continue
-        if not path.is_file() or path.suffix.lower() not in SUPPORTED_SUFFIXES:
-            continue
-        if corpus is not None:
-            found.append(SourceFile(corpus, relative.as_posix(), path))
-        elif len(relative.parts) == 1:
-            found.append(SourceFile(DEFAULT_CORPUS, relative.as_posix(), path))
-        else:
-            inner = Path(*relative.parts[1:]).as_posix()
-            found.append(SourceFile(relative.parts[0], inner, path))
+    # os.walk lists a symlink to a folder among the folders and does not enter it.
+    for folder, folders, files in os.walk(input_dir):
+        folders[:] = [name for name in folders if not name.startswith(".")]
+        names = [name for name in files if not name.startswith(".") and Path(name).suffix.lower() in SUPPORTED_SUFFIXES]
+        names += [name for name in folders if os.path.islink(os.path.join(folder, name))]
+        for name in names:
+            path = Path(folder, name)
+            relative = path.relative_to(input_dir)
+            if corpus is not None:
+                found.append(SourceFile(corpus, relative.as_posix(), path, input_dir))
+            elif len(relative.parts) == 1:
+                found.append(SourceFile(DEFAULT_CORPUS, relative.as_posix(), path, input_dir))
+            else:
+                try:
+                    check_corpus_name(relative.parts[0], "folder name")
+                except ValueError as error:
+                    raise InputError(
+                        str(input_dir / relative.parts[0]), f"{error}; rename the folder, or index the input folder as one corpus with --corpus"
+                    ) from None
+                found.append(SourceFile(relative.parts[0], Path(*relative.parts[1:]).as_posix(), path, input_dir))
     return sorted(found, key=lambda source: source.partition_key)
 
 
+_NOT_REGULAR = [
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+]
+
+
+def _not_regular(path: Path, mode: int) -> str:
+    what = next((name for is_kind, name in _NOT_REGULAR if is_kind(mode)), "a special file")
+    if path.is_symlink():
+        what = f"symlink to {what}" + (" (not followed: it may loop or lead out of the input folder)" if stat.S_ISDIR(mode) else "")
+    return f"{what}, not a regular file; not read"
+
+
+def _unreachable(path: Path, error: OSError) -> str:
+    if error.errno == errno.ELOOP:
+        return "symlink loop (too many levels of symbolic links); not read"
+    if error.errno == errno.ENOENT and path.is_symlink():
+        return f"dangling symlink (its target {os.readlink(path)} does not exist); not read"
+    return f"cannot read file {path} ({error.strerror or error})"
+
+
+def read_file_bytes(source: SourceFile) -> bytes:
+    """The bytes of a regular file inside the input folder. Anything else is refused with
+    what it is, and never opened for reading: opening a FIFO blocks until a writer comes."""
+    path = source.path
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as error:
+        raise InputError(source.partition_key, _unreachable(path, error)) from None
+    if source.root is not None:
+        real, root = Path(os.path.realpath(path)), Path(os.path.realpath(source.root))
+        if not real.is_relative_to(root):
+            raise InputError(source.partition_key, f"resolves to {real}, outside the input folder {root}; not read")
+    if not stat.S_ISREG(mode):
+        raise InputError(source.partition_key, _not_regular(path, mode))
+    try:
+        # Non-blocking, and checked again once open: the path may have changed since the stat.
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:
+            mode = os.fstat(file.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                raise InputError(source.partition_key, _not_regular(path, mode))
+            return file.read()
+    except OSError as error:
+        raise InputError(source.partition_key, f"cannot read file {path} ({error.strerror or error})") from None
+
+
+# UTF-32's marks before UTF-16's: FF FE starts both little-endian ones.
+_WIDE_BOMS = [
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+]
+
+
 def _decode(raw: bytes, source_path: str) -> str:
+    """UTF-8 (with or without a byte order mark), or UTF-16/UTF-32 with one."""
+    wide = next((encoding for bom, encoding in _WIDE_BOMS if raw.startswith(bom)), None)
+    if wide:
+        try:
+            text = raw.decode(wide)
+        except UnicodeDecodeError:
+            text = None  # a byte order mark by chance: judged as bytes below
+        if text is not None and "\x00" not in text[:8192]:
+            if not text.strip():
+                raise InputError(source_path, "file is empty")
+            return text
     if not raw.strip():
         raise InputError(source_path, "file is empty")
     if b"\x00" in raw[:8192]:
-        raise InputError(source_path, "file looks binary (contains NUL bytes); expected UTF-8 text")
+        raise InputError(
+            source_path, "file looks binary (contains NUL bytes); expected UTF-8 text, or UTF-16/UTF-32 with a byte order mark"
+        )
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -167,8 +300,8 @@ def read_source(
     source: SourceFile, columns: TableColumns = TableColumns(), raw: bytes | None = None
 ) -> pl.DataFrame:
     """Documents of one source file (one row per document). Raises InputError."""
-    raw = source.path.read_bytes() if raw is None else raw
-    source_path = f"{source.corpus}/{source.relative_path}"
+    raw = read_file_bytes(source) if raw is None else raw
+    source_path = source.partition_key
     suffix = source.path.suffix.lower()
     file_hash = content_hash(raw)
     if suffix in TEXT_SUFFIXES:
@@ -188,15 +321,28 @@ def read_source(
         records = []
         for index, row in enumerate(rows):
             text = row.get(columns.text)
-            if text is None or not str(text).strip():
+            if text is not None and not isinstance(text, str):
+                # A number or a list written out would be indexed as if it were prose.
+                raise InputError(
+                    source_path,
+                    f"text column '{columns.text}' holds {type(text).__name__} values, not strings "
+                    f"(record {index + 1}: {text!r:.60}); set GRAPHRAG_TEXT_COLUMN to a column of text",
+                )
+            if text is None or not text.strip():
                 continue  # an empty cell is not a document
             key = row.get(columns.id) if columns.id else None
             key = str(key) if key not in (None, "") else f"row-{index}"
             title = row.get(columns.title) if columns.title else None
             title = str(title) if title not in (None, "") else f"{source.path.name}#{key}"
-            records.append({"key": key, "title": title, "text": str(text)})
+            records.append({"key": key, "title": title, "text": text})
         if not records:
             raise InputError(source_path, f"every value of text column '{columns.text}' is empty")
+        duplicated = [key for key, n in Counter(r["key"] for r in records).items() if n > 1]
+        if duplicated:
+            more = f" and {len(duplicated) - 5} more" if len(duplicated) > 5 else ""
+            raise InputError(
+                source_path, f"duplicate document ids in id column '{columns.id}': {', '.join(map(repr, duplicated[:5]))}{more}"
+            )
     frame = pl.DataFrame(
         {
             # Identity comes from where the document lives, not from its text: an edited
@@ -213,7 +359,4 @@ def read_source(
         },
         schema=DOCUMENT_COLUMNS,
     )
-    duplicated = frame.filter(pl.col("id").is_duplicated())["title"].unique().to_list()
-    if duplicated:
-        raise InputError(source_path, f"duplicate document ids in id column: {duplicated[:5]}")
     return frame

@@ -31,6 +31,12 @@ from .typing_rules import lead_definition_type, qualifier_type, style_suffix_typ
 
 MAX_SENTENCE_CHARS = 400
 SENTENCES_PER_RECORD = 2
+# Text without sentence ends (a "line" of megabytes) would be one sentence per text unit,
+# and the pairs of names in a sentence are quadratic in its length: a "sentence" longer
+# than any real one (about 900 characters at most in the test corpora) is cut at spaces
+# into pieces of a description's length.
+LONG_SENTENCE_CHARS = 1000
+_PIECE = re.compile(rf"\S.{{0,{MAX_SENTENCE_CHARS - 1}}}(?=\s|$)|\S{{1,{MAX_SENTENCE_CHARS}}}", re.S)
 # A full stop after an initial, a title or "c." (circa) does not end a sentence: "directed
 # by P. Padmarajan", "Dr. Renn", "Ælfwine (c. 661–679)".
 _ABBREVIATION_END = re.compile(
@@ -53,12 +59,21 @@ def _sentences(text: str) -> list[str]:
     # split_sentences; newlines inside a paragraph are not sentence ends for prose, but
     # each row of a table of contents or other columns is one.
     sentences: list[str] = []
+    last = 0
     for piece in split_sentences(text):
-        if sentences and _ABBREVIATION_END.search(sentences[-1]):
+        # A match starts at most 5 characters (an abbreviation and the one before it) before
+        # the last piece: searching the whole sentence is quadratic in "Dr. Dr. Dr. ...".
+        if sentences and _ABBREVIATION_END.search(sentences[-1], max(len(sentences[-1]) - last - 5, 0)):
             sentences[-1] += piece
         else:
             sentences.append(piece)
-    return [row for sentence in sentences for row in _rows(sentence) if row.strip()]
+        last = len(piece)
+    return [piece for sentence in sentences for row in _rows(sentence) for piece in _cut(row) if piece.strip()]
+
+
+def _cut(row: str) -> list[str]:
+    """A row longer than any real sentence in pieces (see ``LONG_SENTENCE_CHARS``)."""
+    return _PIECE.findall(row) if len(row) > LONG_SENTENCE_CHARS else [row]
 
 
 def _rows(sentence: str) -> list[str]:

@@ -13,6 +13,7 @@ settings it was indexed with once every one of its text units is extracted.
 
 import datetime as dt
 import time
+from pathlib import Path
 
 import polars as pl
 from dagster import (
@@ -27,7 +28,7 @@ from dagster import (
 )
 
 from ...core.ids import keep_short_ids
-from ...core.inputs import InputError, SourceFile, read_source
+from ...core.inputs import InputError, SourceFile, read_source, split_partition_key
 from ...settings import IndexSettings
 from ...storage.schema import SOURCE_COLUMNS, SOURCE_ERROR_COLUMNS, TABLES
 from ..metadata import table_metadata
@@ -47,12 +48,10 @@ def utc_now() -> dt.datetime:
 
 
 def _read_partition(settings: IndexSettings, key: str) -> pl.DataFrame:
-    corpus, relative_path = key.split("/", 1)
-    source = SourceFile(corpus, relative_path, settings.source_path(corpus, relative_path))
-    try:
-        return read_source(source, settings.table_columns())
-    except OSError as error:
-        raise InputError(key, f"cannot read file {source.path} ({error.strerror or error})") from None
+    # Keys also come from the UI: refused unless they name a file inside the input folder.
+    corpus, relative_path = split_partition_key(key)
+    source = SourceFile(corpus, relative_path, settings.source_path(corpus, relative_path), Path(settings.input_dir))
+    return read_source(source, settings.table_columns())
 
 
 @asset(
@@ -71,7 +70,8 @@ def documents(context: AssetExecutionContext, settings: IndexSettings) -> Materi
                 frames.append(_read_partition(settings, key))
             except InputError as error:
                 context.log.error(f"Skipping source {error}; its previously indexed rows are kept.")
-                errors.append({"corpus": key.split("/", 1)[0], "source_partition": key, "source_path": key.split("/", 1)[1], "error": str(error), "recorded_at": utc_now()})
+                corpus, _, source_path = key.partition("/")
+                errors.append({"corpus": corpus, "source_partition": key, "source_path": source_path, "error": str(error), "recorded_at": utc_now()})
         read = pl.concat(frames) if frames else pl.DataFrame(schema=TABLES["documents"].columns)
         readable = [key for key in context.partition_keys if key not in {e["source_partition"] for e in errors}]
         read = keep_short_ids(read, store.short_ids("documents", read["corpus"].unique().to_list()))
