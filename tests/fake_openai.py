@@ -6,14 +6,16 @@ scripted from the request: the prompt's task marker decides the shape (JSON, or 
 for the final-answer tasks), the text in the prompt decides the content (capitalised names
 become entities), so the same input always gets the same answer. A request with
 ``"stream": true`` is answered as Server-Sent Events, about one token per chunk. Faults
-can be queued (HTTP status with Retry-After, malformed JSON), latency can be simulated,
-and every request is recorded for assertions.
+can be queued (HTTP status with Retry-After, malformed JSON), latency can be simulated
+(fixed, and a random extra delay per request so that answers arrive in an order unrelated
+to the requests'), and every request is recorded for assertions.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import random
 import re
 import threading
 import time
@@ -22,6 +24,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 _NAME = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*\b|[\u4e00-\u9fff]{2,4}")
+# With ``capitals``: names written in capitals too ("SALTMARSH SQUARE"), as a model copies
+# them from headings, so one name has several written forms across text units.
+_NAME_OR_CAPITALS = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*\b|\b[A-Z]{2,}(?: [A-Z]{2,})*\b|[\u4e00-\u9fff]{2,4}")
 _SKIP = {"The", "A", "An", "In", "On", "At", "It", "He", "She", "They", "We", "I", "But", "And", "This", "That", "When", "After", "Since", "Later"}
 
 
@@ -33,10 +38,10 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 256
 
 
-def _names(text: str, limit: int = 8) -> list[str]:
+def _names(text: str, limit: int = 8, capitals: bool = False) -> list[str]:
     found = []
-    for name in _NAME.findall(text):
-        if name not in _SKIP and name not in found:
+    for name in (_NAME_OR_CAPITALS if capitals else _NAME).findall(text):
+        if name.title() not in _SKIP and name not in found:
             found.append(name)
     return found[:limit]
 
@@ -51,16 +56,16 @@ TEXT_TASKS = {"answer", "global_reduce", "drift_reduce"}  # answered in plain te
 CHARACTERS_PER_TOKEN = 4
 
 
-def scripted_answer(task: str, prompt: str) -> dict | str:
+def scripted_answer(task: str, prompt: str, capitals: bool = False) -> dict | str:
     """The JSON object a cooperative model would return for this task, or the text for a
-    plain-text task."""
+    plain-text task. With ``capitals``, names written in capitals are extracted too."""
     if task in TEXT_TASKS:
         return "Scripted answer."
     if task == "extract_graph" or task == "glean":
         text = _section(prompt, "Text")
         if task == "glean":
             return {"entities": [], "relationships": []}  # nothing was missed
-        names = _names(text)
+        names = _names(text, capitals=capitals)
         entities = [{"name": n, "type": "PERSON" if " " in n else "ORGANIZATION", "description": f"{n} appears in the text."} for n in names]
         relationships = [
             {"source": a, "target": b, "description": f"{a} is mentioned with {b}.", "strength": 5}
@@ -133,6 +138,8 @@ class Fault:
 @dataclass
 class FakeOpenAI:
     latency_seconds: float = 0.0  # before the answer (the first chunk of a stream)
+    jitter_seconds: float = 0.0  # plus a random delay up to this, drawn per request (not for streams)
+    capitals: bool = False  # extraction takes names written in capitals too (see _NAME_OR_CAPITALS)
     seconds_per_completion_token: float = 0.0  # spread over the chunks of a stream
     # Usage in streams asked for with stream_options.include_usage: "reported" in a last
     # chunk, "ignored" (no usage chunk), or "rejected" (HTTP 400 naming the option).
@@ -210,20 +217,21 @@ class FakeOpenAI:
         if path.endswith("/embeddings"):
             inputs = request["input"] if isinstance(request["input"], list) else [request["input"]]
             data = [{"object": "embedding", "index": i, "embedding": self._vector(text)} for i, text in enumerate(inputs)]
-            time.sleep(self.latency_seconds)
-            record |= {"latency": self.latency_seconds, "prompt_tokens": 8 * len(inputs), "completion_tokens": 0, "finished": time.monotonic()}
+            latency = self.latency_seconds + self._jitter()
+            time.sleep(latency)
+            record |= {"latency": latency, "prompt_tokens": 8 * len(inputs), "completion_tokens": 0, "finished": time.monotonic()}
             handler._send(200, json.dumps({"object": "list", "data": data, "model": request.get("model"), "usage": {"prompt_tokens": 8 * len(inputs), "total_tokens": 8 * len(inputs)}}))
             return
         if request.get("stream") and request.get("stream_options") and self.stream_usage == "rejected":
             handler._send(400, json.dumps({"error": {"message": "Unrecognized request argument supplied: stream_options", "type": "invalid_request_error"}}))
             return
-        scripted = scripted_answer(record["task"] or "", prompt)
+        scripted = scripted_answer(record["task"] or "", prompt, capitals=self.capitals)
         answer = scripted if isinstance(scripted, str) else json.dumps(scripted, ensure_ascii=False)
         if fault is not None:
             answer = fault.body
         completion_tokens = max(1, len(answer) // CHARACTERS_PER_TOKEN)
         prompt_tokens = max(1, len(prompt) // CHARACTERS_PER_TOKEN)
-        latency = self.latency_seconds + self.seconds_per_completion_token * completion_tokens
+        latency = self.latency_seconds + self.seconds_per_completion_token * completion_tokens + self._jitter()
         record |= {"latency": latency, "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
         if request.get("stream"):
             self._stream(handler, record, request, answer)
@@ -285,6 +293,9 @@ class FakeOpenAI:
         except (BrokenPipeError, ConnectionResetError):  # the client stopped reading
             handler.close_connection = True
         record["finished"] = time.monotonic()
+
+    def _jitter(self) -> float:
+        return random.uniform(0.0, self.jitter_seconds) if self.jitter_seconds else 0.0
 
     def _vector(self, text: str) -> list[float]:
         digest = hashlib.sha256(text.encode()).digest()

@@ -6,6 +6,12 @@ not depend on the decisions: an entity outside every proposed pair, or a relatio
 between two such entities, has the same name and descriptions whatever is decided. Those
 summaries are requested while the model decides; only the summaries of the names in a
 proposed pair wait for the decisions.
+
+Equal records give equal tables, whatever order the rows come in (a table read without
+ORDER BY, an update appending a source's records) and whatever order the answers arrive
+in: the records are put in an order given by their content before anything picks "the
+first" of them (a merged entity's title among tied mentions, the order of its joined
+descriptions), and every answer is used by its key, never by its arrival.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ def build_llm_graph(
     resolution proposes (``core.resolution.candidate_pairs``). With ``confirm``
     the model decides on the pairs, otherwise the rule's proposals stand. Failures are
     those of merge decisions and of summaries."""
+    records = canonical_order(records, text_units, ["name_key"])
+    relationship_records = canonical_order(relationship_records, text_units, ["source_key", "target_key"])
     decisions, failures, known = rule_decisions(pairs), [], {}
     if confirm and not pairs.is_empty():
         in_pairs = set(pairs["name_key_a"].to_list()) | set(pairs["name_key_b"].to_list())
@@ -53,3 +61,18 @@ def build_llm_graph(
     entities, relationships, summary_failures = summarize_graph(make_client, entities, relationships, known=known)
     entities, relationships = finalize(entities, relationships)
     return entities, relationships, merges, failures + summary_failures
+
+
+def canonical_order(records: pl.DataFrame, text_units: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Extraction records in an order given by their content alone: text units in document
+    order (``document_id``, ``chunk_index``, as the graph merge ranks them), then ``keys``,
+    then every other column. Rows equal in all of these are identical, so any two orders
+    of the same rows give the same frame."""
+    rank = (
+        text_units.select("id", "document_id", "chunk_index")
+        .sort("document_id", "chunk_index", "id")
+        .with_row_index("_unit_rank")
+        .select(pl.col("id").alias("text_unit_id"), "_unit_rank")
+    )
+    columns = ["_unit_rank", *keys, *(c for c in records.columns if c not in keys)]
+    return records.join(rank, on="text_unit_id", how="left").sort(columns, nulls_last=True).drop("_unit_rank")

@@ -218,4 +218,6 @@ def llm_reports(
 
     run_with(make_client, run)
     rows = [reports[c] for c in communities["community"].to_list()]
+    # Failures were appended as calls ended: in community order, so equal runs record them alike.
+    failures.sort(key=lambda failure: int(failure["item_id"]))
     return pl.DataFrame(rows, schema=REPORT_COLUMNS), failures, context_tokens

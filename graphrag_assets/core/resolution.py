@@ -532,10 +532,20 @@ def candidate_pairs(records: pl.DataFrame, settings: ResolutionSettings = Resolu
 
 def name_stats(records: pl.DataFrame) -> pl.DataFrame:
     """One row per name_key of extracted entity records (name_key, title, type, mentions):
-    its weight (mentions), most mentioned title and majority type."""
-    return records.group_by("name_key").agg(
+    its weight (mentions), title and majority type.
+
+    The title is that of the record with the most mentions; ties (the rule with an LLM,
+    which lists a name once per text unit) go to the form written in most records, then
+    to one not in capitals ("Scrooge" over "SCROOGE"), then to the alphabetically first.
+    Never to the first row: the rules read the title (capitals, initials), and the order
+    of the rows is not part of the input (a table read without ORDER BY, an update
+    appending a source's records), so equal records must give equal names."""
+    forms = records.with_columns(
+        pl.len().over("name_key", "title").alias("_records"), (pl.col("title") == pl.col("title").str.to_uppercase()).alias("_capitals")
+    )
+    return forms.group_by("name_key").agg(
         pl.col("mentions").sum().alias("weight"),
-        pl.col("title").sort_by("mentions", descending=True).first(),
+        pl.col("title").sort_by(["mentions", "_records", "_capitals", "title"], descending=[True, True, False, False]).first(),
         pl.col("type").filter(pl.col("type") != "").mode().sort().first().fill_null("").alias("type"),
     )
 
@@ -562,10 +572,11 @@ def resolve(
         return (-info[key]["weight"], -len(key), key)
 
     groups = UnionFind()
+    decisions = decisions.sort("name_key_a", "name_key_b")
     told_apart = [(d["name_key_a"], d["name_key_b"]) for d in decisions.iter_rows(named=True) if not d["same"]]
     evidence: dict[str, dict] = {}
     not_applied: list[dict] = []
-    for decision in decisions.sort("name_key_a", "name_key_b").iter_rows(named=True):
+    for decision in decisions.iter_rows(named=True):
         a, b = decision["name_key_a"], decision["name_key_b"]
         if not decision["same"]:
             not_applied.append(decision)

@@ -112,7 +112,11 @@ def extract_with_llm(
     given (None: claims off, no claim call). Each unit's graph and claim calls run
     concurrently; a failed call contributes a failure row (stage "extraction" or
     "claims"), never a silent gap. With an embedding model the units' texts are embedded
-    meanwhile (``LLMClient.embed_ahead``)."""
+    meanwhile (``LLMClient.embed_ahead``). Units are taken in document order (``document_id``,
+    ``chunk_index``) whatever order they are given in, so records, claim numbers and
+    failures do not depend on how the rows were read; answers are matched to their unit,
+    never taken in the order they arrive."""
+    units = units.sort("document_id", "chunk_index", "id")
 
     async def run(client):
         client.embed_ahead(text_unit_inputs(units)["text"].to_list(), flush=True)
