@@ -18,7 +18,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--db", help="DuckDB file (env GRAPHRAG_DB, default: data/graphrag.duckdb)")
     parser.add_argument("--vectors", help="LanceDB directory (env GRAPHRAG_VECTORS, default: data/lancedb)")
     parser.add_argument("--corpus", help="index the whole input folder as this corpus (env GRAPHRAG_CORPUS)")
-    parser.add_argument("--verbose", action="store_true", help="print Dagster's run events on the console")
+    parser.add_argument("--verbose", action="store_true", help="print Dagster's run events on the console (otherwise failures are summed up at the end)")
     parser.add_argument("--dry-run", action="store_true", help="show what would be indexed and the LLM calls and tokens it needs; change nothing")
     return parser
 
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"unreadable source: {problem}", file=sys.stderr)
                 return 0
             report = run_index(
-                settings, instance, build_definitions(settings), dagster_log_level="DEBUG" if args.verbose else "WARNING"
+                settings, instance, build_definitions(settings), dagster_log_level="DEBUG" if args.verbose else "CRITICAL"
             )
     except InputError as error:
         print(f"graphrag-index: {error}", file=sys.stderr)

@@ -84,3 +84,16 @@ def test_instance_gives_the_duckdb_pool_a_single_slot(instance):
     pools = instance.get_concurrency_config().pool_config
     assert pools.default_pool_limit == 1
     assert str(pools.pool_granularity.value).lower() == "op"
+
+
+def test_the_live_mode_is_on_wherever_the_daemon_runs_and_every_run_is_one_process():
+    from dagster import DefaultSensorStatus
+
+    assert {sensor.name: sensor.default_status for sensor in defs.sensors} == {
+        "source_files_sensor": DefaultSensorStatus.RUNNING,
+        "graph_automation": DefaultSensorStatus.RUNNING,
+        "consistency_sensor": DefaultSensorStatus.RUNNING,
+    }
+    # "Materialize all" in the UI and automation use the implicit asset job: one process too.
+    for job in [defs.resolve_job_def("build_graph"), defs.resolve_job_def("index_sources"), defs.resolve_implicit_global_asset_job_def()]:
+        assert job.executor_def.name == "in_process", job.name

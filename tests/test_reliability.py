@@ -156,30 +156,32 @@ def test_deleted_vector_mirror_is_rebuilt_from_duckdb_without_embedding_again(tm
     assert "no work: index is up to date" in indexer.run().stdout
 
 
-def test_failed_summary_calls_fail_the_run_and_the_next_run_retries_exactly_them(tmp_path, endpoint):
-    # One call at a time, so that the faults below fall on exactly three calls.
-    indexer = Indexer(tmp_path, **llm_env(endpoint, GRAPHRAG_LLM_MAX_RETRIES="1", GRAPHRAG_LLM_CONCURRENCY="1"))
-    # An overloaded endpoint: the first summary calls get 429 twice, their retry included.
-    for _ in range(6):
-        endpoint.faults.append(Fault(status=429, retry_after=0, match="[task: summarize_descriptions]"))
+def test_failed_report_calls_fail_the_run_and_the_next_run_retries_exactly_them(tmp_path, endpoint):
+    indexer = Indexer(tmp_path, **llm_env(endpoint, GRAPHRAG_LLM_MAX_RETRIES="1"))
+    # An endpoint overloaded for report calls: every attempt gets 429, retries included.
+    endpoint.faults.extend(Fault(status=429, retry_after=0, match="[task: community_report]") for _ in range(1000))
     overloaded = indexer.run()
     assert overloaded.returncode == 1
-    assert "LLM calls that failed after their retries: summary 3" in overloaded.stderr
-    failed = indexer.query("SELECT item_id FROM llm_failures WHERE stage = 'summary'")
-    assert failed.height == 3
+    failed = indexer.query("SELECT item_id FROM llm_failures WHERE stage = 'report'")
+    communities = indexer.query("SELECT count(*) AS n FROM communities")["n"][0]
+    assert failed.height == communities > 0
+    assert f"LLM calls that failed after their retries: report {communities}" in overloaded.stderr
+    # What was extracted and summarised is kept (and cached); reports fell back to extractive.
+    assert indexer.query("SELECT count(*) AS n FROM entities")["n"][0] > 0
 
-    summaries_before = len(endpoint.completions("summarize_descriptions"))
+    endpoint.faults.clear()
+    reports_before = len(endpoint.completions("community_report"))
     healthy = indexer.run()
     assert healthy.returncode == 0, healthy.stderr[-3000:]
-    assert "retrying 3 failed summary/report call(s)" in healthy.stdout
-    assert len(endpoint.completions("summarize_descriptions")) - summaries_before == 3
+    assert f"retrying {communities} failed summary/report call(s)" in healthy.stdout
+    assert len(endpoint.completions("community_report")) - reports_before == communities
     assert indexer.query("SELECT count(*) AS n FROM llm_failures")["n"][0] == 0
 
-    # The same entities as a build that never saw a fault.
+    # The same reports and entities as a build that never saw a fault.
     clean = Indexer(tmp_path / "clean", **llm_env(endpoint))
     assert clean.run().returncode == 0
-    columns = "SELECT title, type, description FROM entities ORDER BY title"
-    assert indexer.query(columns, snapshot=True).equals(clean.query(columns, snapshot=True))
+    for columns in ("SELECT title, type, description FROM entities ORDER BY title", "SELECT community, title, summary, generated_by FROM community_reports ORDER BY community"):
+        assert indexer.query(columns, snapshot=True).equals(clean.query(columns, snapshot=True))
 
 
 def test_a_refused_key_stops_the_run_at_once_naming_the_setting(tmp_path, endpoint):

@@ -123,12 +123,13 @@ def build_graph(
         .select(pl.col("id").alias("text_unit_id"), "unit_rank")
     )
     n_units = max(unit_order.height, 1)
-    records = extracted_entities.join(unit_order, on="text_unit_id").sort("unit_rank")
+    # Row order within a text unit is whatever the table returned: break ties by content.
+    records = extracted_entities.join(unit_order, on="text_unit_id").sort("unit_rank", "name_key", "title", "description")
 
     candidates = records.group_by("name_key").agg(
         pl.col("text_unit_id").unique(maintain_order=True).alias("text_unit_ids"),
         pl.col("text_unit_id").n_unique().alias("frequency"),
-        pl.col("title").sort_by("mentions", descending=True).first().alias("title"),
+        pl.col("title").sort_by("mentions", "title", descending=[True, False]).first().alias("title"),
         pl.col("type"),
         pl.col("mentions"),
         pl.col("mentions").sum().alias("total_mentions"),
@@ -163,7 +164,7 @@ def build_graph(
     )
     evidence = (
         extracted_relationships.join(unit_order, on="text_unit_id")
-        .sort("unit_rank")
+        .sort("unit_rank", "source_key", "target_key", "description")
         .group_by("source_key", "target_key")
         .agg(pl.col("weight").sum().alias("s_ab"), pl.col("description").alias("descriptions"))
     )
@@ -286,15 +287,16 @@ def merge_extracted_graph(
     strengths; descriptions are the distinct ones, joined; ``description_count`` tells
     which need an LLM summary."""
     unit_order = text_units.sort("document_id", "chunk_index").with_row_index("unit_rank").select(pl.col("id").alias("text_unit_id"), "unit_rank")
-    records = extracted_entities.join(unit_order, on="text_unit_id").sort("unit_rank")
+    # Row order within a text unit is whatever the table returned: break ties by content.
+    records = extracted_entities.join(unit_order, on="text_unit_id").sort("unit_rank", "name_key", "title", "description")
     entities = records.group_by("name_key").agg(
-        pl.col("title").sort_by("mentions", descending=True).first(),
+        pl.col("title").sort_by("mentions", "title", descending=[True, False]).first(),
         pl.col("type").filter(pl.col("type") != "").mode().sort().first().alias("type"),
         pl.col("description").filter(pl.col("description") != "").unique(maintain_order=True).alias("descriptions"),
         pl.col("text_unit_id").unique(maintain_order=True).alias("text_unit_ids"),
         pl.col("text_unit_id").n_unique().cast(pl.Int64).alias("frequency"),
     )
-    relationship_records = extracted_relationships.join(unit_order, on="text_unit_id").sort("unit_rank")
+    relationship_records = extracted_relationships.join(unit_order, on="text_unit_id").sort("unit_rank", "source_key", "target_key", "description")
     pairs = relationship_records.group_by("source_key", "target_key").agg(
         pl.col("weight").sum(),
         pl.col("description").filter(pl.col("description") != "").unique(maintain_order=True).alias("descriptions"),

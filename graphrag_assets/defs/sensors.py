@@ -49,7 +49,7 @@ from ..storage.snapshot import read_pointer
 from .jobs import GRAPH_ASSETS, build_graph_job, index_sources_job
 from .partitions import corpus_partitions, source_partitions
 
-FIRST_RETRY_SECONDS = 60.0  # after the first retry of a failed partition; doubles each time
+FIRST_RETRY_SECONDS = 60.0  # a failed partition is retried at once, then 60 s later, doubling
 LAST_RETRY_SECONDS = 3600.0
 
 
@@ -63,7 +63,8 @@ def _ranges_requests(ordered: list[str], wanted: set[str], run_key_prefix: str) 
 def _failed_to_retry(context: SensorEvaluationContext, seen: dict[str, str], retries: dict[str, list[float]]) -> list[str]:
     """Seen partitions whose latest run failed and whose retry is due; ``retries`` (key ->
     [attempts, not before]) is updated in place and forgets partitions read since."""
-    statuses = context.instance.get_status_by_partition(AssetKey("documents"), sorted(seen), source_partitions) or {}
+    registered = set(context.instance.get_dynamic_partitions(source_partitions.name))
+    statuses = context.instance.get_status_by_partition(AssetKey("documents"), sorted(registered & set(seen)), source_partitions) or {}
     due, now = [], time.time()
     for key in sorted(seen):
         if statuses.get(key) != AssetPartitionStatus.FAILED:
@@ -72,8 +73,7 @@ def _failed_to_retry(context: SensorEvaluationContext, seen: dict[str, str], ret
         attempts, not_before = retries.get(key, [0, 0.0])
         if now >= not_before:
             due.append(key)
-            delay = 0.0 if attempts == 0 else min(LAST_RETRY_SECONDS, FIRST_RETRY_SECONDS * 2 ** (attempts - 1))
-            retries[key] = [attempts + 1, now + delay]
+            retries[key] = [attempts + 1, now + min(LAST_RETRY_SECONDS, FIRST_RETRY_SECONDS * 2**attempts)]
     return due
 
 

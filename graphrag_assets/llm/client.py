@@ -273,6 +273,7 @@ class LLMClient:
         self._stream_usage = True  # ask for usage in streams until the server refuses the option
         self._ahead: list[str] = []  # texts to embed ahead, not sent yet
         self._ahead_requests: list[asyncio.Task] = []
+        self._refused: EndpointRefused | None = None  # once refused, every call fails at once
 
     def _bind_loop(self) -> None:
         """HTTP connections, concurrency slots, the limiter and embed-ahead requests belong
@@ -310,8 +311,10 @@ class LLMClient:
 
     # -- plumbing ---------------------------------------------------------------------
     def _redact(self, text: str) -> str:
+        # A placeholder such as "ollama" for a local server is no secret, and replacing a
+        # short word everywhere would garble the message.
         for secret in self._secrets:
-            if secret:
+            if len(secret) >= 8:
                 text = text.replace(secret, "***")
         return text
 
@@ -376,15 +379,20 @@ class LLMClient:
             try:
                 async with contextlib.AsyncExitStack() as slot:
                     await slot.enter_async_context(slots)
+                    if self._refused is not None:
+                        raise self._refused  # calls that waited for a slot are not sent
                     result = await call()
                     if keep_slot:
                         slot.pop_all()
                     return result
+            except EndpointRefused:
+                raise
             except Exception as error:  # classified below; anything else is not retried
                 refused = _refusal(error, stage, self.settings)
                 if refused is not None:
                     stats.failures += 1
-                    raise EndpointRefused(self._redact(str(refused))) from None
+                    self._refused = EndpointRefused(self._redact(str(refused)))
+                    raise self._refused from None
                 cause = _transport_error(error)
                 if cause is None or attempt == self.settings.max_retries:
                     stats.failures += 1
