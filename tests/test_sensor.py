@@ -1,9 +1,13 @@
 """The source-files sensor and the consistency pass, invoked directly with a real Dagster
 instance (and cursor)."""
 
+import subprocess
+import sys
+
 import duckdb
 from dagster import (
     AddDynamicPartitionsRequest,
+    AssetKey,
     DeleteDynamicPartitionsRequest,
     SensorResult,
     SkipReason,
@@ -12,7 +16,7 @@ from dagster import (
 
 from graphrag_assets.defs.sensors import consistency_sensor, source_files_sensor
 from graphrag_assets.indexing import RANGE_END_TAG, RANGE_START_TAG
-from graphrag_assets.storage.snapshot import publish_snapshot
+from graphrag_assets.storage.snapshot import pointer_path, publish_snapshot
 
 
 def _tick(instance, cursor):
@@ -100,3 +104,23 @@ def test_consistency_pass_rereads_changed_and_incompletely_indexed_sources(index
         ("default/calder_shipping.txt", "default/calder_shipping.txt"),
         ("default/river_cleanup.txt", "default/river_cleanup.txt"),
     ]
+
+
+def test_consistency_pass_finishes_a_build_that_was_not_published(index, input_dir, instance, monkeypatch):
+    """A crash between the build and its publication (here: the pointer removed) is finished
+    by the next pass, with only the publishing step, unless the live file is held."""
+    settings, _ = index(input_dir)
+    for name, value in {"GRAPHRAG_INPUT_DIR": str(input_dir), "GRAPHRAG_DB": settings.database, "GRAPHRAG_VECTORS": settings.vectors}.items():
+        monkeypatch.setenv(name, value)
+    pointer_path(settings.database).unlink()
+    requests = consistency_sensor(build_sensor_context(instance=instance))
+    assert [(r.job_name, r.partition_key, r.asset_selection) for r in requests] == [("build_graph", "default", [AssetKey("published_index")])]
+
+    code = "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('open', flush=True); sys.stdin.read()"
+    holder = subprocess.Popen([sys.executable, "-c", code, settings.database], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "open"
+    try:
+        assert isinstance(consistency_sensor(build_sensor_context(instance=instance)), SkipReason)
+    finally:
+        holder.stdin.close()
+        holder.wait()

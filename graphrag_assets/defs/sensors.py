@@ -159,27 +159,28 @@ graph_automation_sensor = AutomationConditionSensorDefinition(
 )
 def consistency_sensor(context: SensorEvaluationContext):
     settings = IndexSettings.from_env()
-    pointer = read_pointer(settings.database)
-    if pointer is None:
-        return SkipReason(f"no published index at {settings.database} yet")
-    with duckdb.connect(pointer["snapshot"], read_only=True) as connection:
-        indexed = connection.execute("SELECT source_partition, source_hash, settings_hash FROM sources").pl()
     on_disk = discover_sources(Path(settings.input_dir), settings.forced_corpus())
     registered = context.instance.get_dynamic_partitions(source_partitions.name)
     on_disk = [s for s in on_disk if s.partition_key in set(registered)]  # adding files is the sensor's job
-    hashes = {s.partition_key: s.read_hash() for s in on_disk}
-    # Settings hashes are compared by graphrag-index; here only the bytes matter, and whether
-    # the source was completely indexed (NULL: a text unit's extraction failed; read it again).
-    complete = pl.when(pl.col("settings_hash").is_not_null()).then(pl.lit("any"))
-    plan = plan_sources(on_disk, hashes, indexed.with_columns(complete.alias("settings_hash")), "any")
     stamp = time.strftime("%Y%m%dT%H%M%S")
-    requests = _ranges_requests(registered, {s.partition_key for s in plan.pending}, f"consistency-{stamp}")
-    try:
-        with IndexStore(settings.database, read_only=True, lock_wait_seconds=0) as store:
-            unfinished = corpus_work(store, settings, {s.corpus for s in on_disk} - {s.corpus for s in plan.pending})
-    except duckdb.IOException as error:
-        context.log.info(f"the live index is held by {lock_holder(error)}: unfinished corpora are looked at next time")
-        unfinished = {}
+    stale: set[str] = set()
+    pointer = read_pointer(settings.database)
+    if pointer is not None:
+        with duckdb.connect(pointer["snapshot"], read_only=True) as connection:
+            indexed = connection.execute("SELECT source_partition, source_hash, settings_hash FROM sources").pl()
+        hashes = {s.partition_key: s.read_hash() for s in on_disk}
+        # Settings hashes are compared by graphrag-index; here only the bytes matter, and whether
+        # the source was completely indexed (NULL: a text unit's extraction failed; read it again).
+        complete = pl.when(pl.col("settings_hash").is_not_null()).then(pl.lit("any"))
+        stale = {s.partition_key for s in plan_sources(on_disk, hashes, indexed.with_columns(complete.alias("settings_hash")), "any").pending}
+    requests = _ranges_requests(registered, stale, f"consistency-{stamp}")
+    unfinished = {}
+    if Path(settings.database).exists():
+        try:
+            with IndexStore(settings.database, read_only=True, lock_wait_seconds=0) as store:
+                unfinished = corpus_work(store, settings, {s.corpus for s in on_disk} - {corpus_of_partition(key) for key in stale})
+        except duckdb.IOException as error:
+            context.log.info(f"the live index is held by {lock_holder(error)}: unfinished corpora are looked at next time")
     for corpus, work in sorted(unfinished.items()):
         context.log.info(f"corpus {corpus}: {work.reason}")
         selection = [AssetKey(name) for name in work.assets] if work.assets else None
