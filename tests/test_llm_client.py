@@ -8,7 +8,7 @@ import duckdb
 import pytest
 from pydantic import BaseModel
 
-from graphrag_assets.llm.client import BudgetExhausted, LLMCache, LLMClient, LLMError
+from graphrag_assets.llm.client import BudgetExhausted, EndpointRefused, LLMCache, LLMClient, LLMError
 from graphrag_assets.llm.models import GraphExtraction
 from graphrag_assets.llm.settings import LLMSettings
 
@@ -68,15 +68,21 @@ def test_retries_429_honouring_retry_after_then_500_then_repairs_malformed_json(
         assert len(fake.completions()) == 4  # 429, 503, malformed, repaired
 
 
-@pytest.mark.parametrize("status", [400, 401, 403, 404])
-def test_no_retry_on_client_errors_and_the_key_never_shows(status):
+@pytest.mark.parametrize(
+    "status, fix",
+    [(400, None), (401, "GRAPHRAG_LLM_API_KEY"), (403, "GRAPHRAG_LLM_API_KEY"), (404, "GRAPHRAG_LLM_EXTRACTION_MODEL or GRAPHRAG_LLM_MODEL")],
+)
+def test_no_retry_on_client_errors_and_the_key_never_shows(status, fix):
     with FakeOpenAI() as fake:
         fake.faults.append(Fault(status))
         client = _client(fake)
-        with pytest.raises(LLMError) as error:
+        # 401/403/404: the settings are wrong for every call, so it stops the step (no
+        # item-level failure); 400: this one request is wrong.
+        with pytest.raises(EndpointRefused if fix else LLMError) as error:
             _run(client, lambda c: c.structured("extraction", "v1", EXTRACT, GraphExtraction))
         assert len(fake.completions()) == 1
         assert f"HTTP {status}" in str(error.value)
+        assert fix is None or fix in str(error.value)
         assert KEY not in str(error.value) and KEY not in repr(client.settings)
         assert fake.completions()[0]["headers"]["authorization"] == f"Bearer {KEY}"  # it was sent, only to the server
 
