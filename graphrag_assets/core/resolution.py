@@ -628,3 +628,14 @@ def apply_resolution(entities: pl.DataFrame, relationships: pl.DataFrame, mappin
         pl.min_horizontal("source_key", "target_key").alias("source_key"), pl.max_horizontal("source_key", "target_key").alias("target_key")
     ).filter(pl.col("source_key") != pl.col("target_key"))
     return entities, relationships
+
+
+def titled_as_entities(merges: pl.DataFrame, entities: pl.DataFrame) -> pl.DataFrame:
+    """``merged_into_title`` as the entity it names is titled in the graph, which picks its
+    title from every record merged into it (this table's titles see each name alone)."""
+    titles = entities.select(pl.col("name_key").alias("merged_into_key"), pl.col("title").alias("entity_title"))
+    return (
+        merges.join(titles, on="merged_into_key", how="left", maintain_order="left")
+        .with_columns(pl.coalesce("entity_title", "merged_into_title").alias("merged_into_title"))
+        .select(merges.columns)
+    )

@@ -34,7 +34,7 @@ from ...core.ids import content_hash, keep_short_ids
 from ...core.reports import extractive_reports
 from ...core.reports_llm import llm_reports
 from ...core.llm_graph import build_llm_graph
-from ...core.resolution import apply_resolution, candidate_pairs, resolve, rule_decisions
+from ...core.resolution import apply_resolution, candidate_pairs, resolve, rule_decisions, titled_as_entities
 from ...fingerprints import graph_settings_hash
 from ...llm.prompts import prompts_version
 from ...llm.resources import EmbeddingResource, LLMResource, OpenAIEmbedder
@@ -148,6 +148,7 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
             mapping, merges = resolve(extracted_entities, corpus, decisions=rule_decisions(pairs))
             extracted_entities, extracted_relationships = apply_resolution(extracted_entities, extracted_relationships, mapping)
             entities, relationships = build_graph(extracted_entities, extracted_relationships, units, corpus, settings.graph())
+        merges = titled_as_entities(merges, entities)
         failure_rows = _failure_frame(failures, f"{corpus}#summary")
         # Rows already indexed keep their short numbers, which kept reports cite.
         entities = keep_short_ids(entities, store.short_ids("entities", [corpus]))
