@@ -43,11 +43,14 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=BetaWarning)
     warnings.filterwarnings("ignore", category=PreviewWarning)
 
+    import duckdb
+
     from .core.inputs import InputError
     from .defs.build import build_definitions
     from .indexing import estimate_pending, plan_index, run_index
     from .llm.settings import LLMSettings
     from .settings import IndexSettings
+    from .storage.connection import LOCK_WAIT_VARIABLE, lock_holder, lock_wait_seconds
 
     try:
         settings = IndexSettings.from_env(input_dir=args.input, database=args.db, vectors=args.vectors, corpus=args.corpus)
@@ -86,6 +89,16 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as error:
         print(f"graphrag-index: {error}", file=sys.stderr)
         return 2
+    except duckdb.IOException as error:
+        if "lock" not in str(error).lower():
+            raise
+        print(
+            f"graphrag-index: {settings.database} is held by {lock_holder(error)} (waited {lock_wait_seconds():.0f} s, "
+            f"{LOCK_WAIT_VARIABLE}); nothing indexed is lost: rerun once it is closed. Readers should use the "
+            "published snapshot (graphrag-sql), which never blocks the indexer.",
+            file=sys.stderr,
+        )
+        return 1
 
     for corpus, counts in report.rows.items():
         print(f"corpus {corpus}: " + ", ".join(f"{table} {n}" for table, n in counts.items()))

@@ -199,3 +199,22 @@ def test_a_refused_key_stops_the_run_at_once_naming_the_setting(tmp_path, endpoi
     fixed = indexer.run()
     assert fixed.returncode == 0, fixed.stderr[-3000:]
     assert indexer.query("SELECT count(*) AS n FROM entities", snapshot=True)["n"][0] > 0
+
+
+def test_a_held_index_file_fails_the_run_with_a_message_naming_the_holder_and_loses_nothing(tmp_path):
+    indexer = Indexer(tmp_path)
+    assert indexer.run().returncode == 0
+    indexer.edit()
+    code = "import duckdb, sys; c = duckdb.connect(sys.argv[1], read_only=True); print('open', flush=True); sys.stdin.read()"
+    holder = subprocess.Popen([sys.executable, "-c", code, str(indexer.database)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "open"
+    try:
+        held = indexer.run(GRAPHRAG_LOCK_WAIT_SECONDS="2")
+    finally:
+        holder.stdin.close()
+        holder.wait()
+    assert held.returncode == 1
+    assert f"is held by process {holder.pid}" in held.stderr and "Traceback" not in held.stderr
+    rerun = indexer.run()
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert indexer.query(f"SELECT count(*) AS n FROM text_units WHERE text LIKE '%{EDIT_MARKER}%'", snapshot=True)["n"][0] == 1
