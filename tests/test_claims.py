@@ -77,7 +77,7 @@ def test_claims_off_by_default_then_on_through_the_whole_asset_graph(fake_llm, i
     assert claims.join(extracted, left_on=["text_unit_id", "subject_id"], right_on=["text_unit_id", "title"]).height == claims.height
 
     # Read, every subject is an entity of the graph; a merged name reads as the entity it
-    # was merged into ("Salt Marsh Square" -> "Saltmarsh Square").
+    # was merged into, under the title the graph gave it.
     reader = IndexReader(settings.database)
     entities = reader.table("entities")
     resolved = reader.claims
