@@ -48,14 +48,13 @@ def test_bm25_terms_are_stored_with_the_index_and_rank_as_the_texts_do(sample_in
         assert stored["id"].to_list() == tokenized.top(question, 5)["id"].to_list()
 
 
-def test_import_does_not_pull_in_dagster_and_is_fast():
-    code = "import sys, time; t = time.perf_counter(); import graphrag_query; print(time.perf_counter() - t, 'dagster' in sys.modules)"
-    timings = []
-    for _ in range(3):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO).stdout.split()
-        assert out[1] == "False"
-        timings.append(float(out[0]))
-    assert min(timings) < 1.0, timings
+def test_import_pulls_in_none_of_the_heavy_indexing_dependencies():
+    # What makes a cold query slow is importing what only indexing needs (Dagster, LanceDB,
+    # the LLM clients, torch); their absence is checked here, the time itself in bench/.
+    heavy = ["dagster", "lancedb", "openai", "instructor", "torch", "sentence_transformers", "networkx"]
+    code = f"import sys; import graphrag_query; print([m for m in {heavy!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO).stdout.strip()
+    assert out == "[]"
 
 
 def test_global_search_batches_fit_the_map_budget_and_points_are_ranked(reader):
