@@ -5,6 +5,12 @@ how often it answers "no data", and how much source text its reduce context hold
 
     .venv/bin/python bench/query_podcasts.py --db /path/to/podcasts.duckdb
     .venv/bin/python bench/query_podcasts.py          # builds the index first (about 5 min)
+    .venv/bin/python bench/query_podcasts.py --keep /tmp/podcasts-query   # ... and keeps it
+    .venv/bin/python bench/query_podcasts.py --files 400 --questions 20  # a quick look
+
+Without ``--db`` the index is built offline with default settings (no GRAPHRAG_* variable
+of the caller reaches the indexer); ``--files N`` indexes the first N files (sorted by name)
+only, for machines where the whole corpus takes too long.
 
 Context building is everything before the answer is written: embedding the question,
 vector search, ranking and packing into the token budget. Tables are loaded once first.
@@ -16,6 +22,8 @@ import argparse
 import csv
 import json
 import os
+import platform
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -33,14 +41,43 @@ from graphrag_query.local_mode import LocalSettings, build_local_context  # noqa
 from graphrag_query.result import NO_DATA_ANSWER  # noqa: E402
 
 
-def _build_index(work: Path) -> Path:
+def _build_index(work: Path, corpus: str, files: int | None = None) -> dict:
+    """Index the podcast transcripts (or the first ``files`` of them, by name) offline with
+    default settings into ``work``: the database path, wall time and the CLI's summary."""
+    source = REPO.parent / "shared" / "corpus" / "podcasts"
+    for name in ["input", "dagster_home", "lancedb"]:
+        shutil.rmtree(work / name, ignore_errors=True)
+    for stale in work.glob("podcasts*.duckdb*"):  # the file, its WAL and published snapshots
+        shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
+    if files:
+        # A subset: symlinks to the first N files (names contain spaces, kept as they are).
+        source_files = sorted(p for p in source.iterdir() if p.is_file())[:files]
+        (work / "input").mkdir(parents=True)
+        for path in source_files:
+            (work / "input" / path.name).symlink_to(path)
+        source = work / "input"
     home = work / "dagster_home"
     home.mkdir(parents=True)
     shutil.copy(REPO / "dagster_home" / "dagster.yaml", home)
     database = work / "podcasts.duckdb"
-    command = [sys.executable, "-m", "graphrag_assets.cli", "--input", str(REPO.parent / "shared" / "corpus" / "podcasts"), "--corpus", "podcasts", "--db", str(database), "--vectors", str(work / "lancedb")]
-    subprocess.run(command, check=True, env=os.environ | {"DAGSTER_HOME": str(home)}, cwd=REPO, capture_output=True)
-    return database
+    command = [sys.executable, "-m", "graphrag_assets.cli", "--input", str(source), "--corpus", corpus, "--db", str(database), "--vectors", str(work / "lancedb")]
+    # Offline, default settings: none of the caller's GRAPHRAG_* settings reach the indexer.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHRAG_")} | {"DAGSTER_HOME": str(home)}
+    print(f"indexing {source} into {work} ...", flush=True)
+    started = time.perf_counter()
+    result = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if result.returncode != 0:
+        raise SystemExit(f"graphrag-index failed ({result.returncode}):\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
+    summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
+    print(f"  {wall:.0f} s: {summary}", flush=True)
+    return {
+        "database": str(database),
+        "command": shlex.join(["graphrag-index", *command[3:]]),
+        "files": len(list(Path(source).iterdir())),
+        "wall_seconds": round(wall, 1),
+        "summary": summary,
+    }
 
 
 def _percentiles(samples: list[float]) -> dict:
@@ -51,19 +88,57 @@ def _percentiles(samples: list[float]) -> dict:
     }
 
 
+def _machine() -> dict:
+    import psutil
+
+    return {
+        "cpus": psutil.cpu_count(),
+        "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--db", help="an existing podcasts index (built by graphrag-index --corpus podcasts)")
-    parser.add_argument("--corpus", default="podcasts")
-    parser.add_argument("--questions", default=str(REPO.parent / "shared" / "corpus" / "podcasts-questions.csv"))
-    parser.add_argument("--out", default=str(REPO / "bench" / "results" / "query_podcasts.json"))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--db", help="an existing podcasts index (built by graphrag-index --corpus podcasts); without it the index is built first")
+    parser.add_argument("--corpus", default="podcasts", help="corpus name in the index (default: podcasts)")
+    parser.add_argument("--keep", help="without --db: build the index in this folder and keep it (default: a temporary folder, removed)")
+    parser.add_argument("--files", type=int, help="without --db: index the first N transcript files (by name) only")
+    parser.add_argument("--questions", default=str(REPO.parent / "shared" / "corpus" / "podcasts-questions.csv"), help="CSV with a question_text column")
+    parser.add_argument("--limit", type=int, help="the first N questions only")
+    parser.add_argument("--out", default=str(REPO / "bench" / "results" / "query_podcasts.json"), help="JSON output (default: bench/results/query_podcasts.json)")
     options = parser.parse_args()
-    database = Path(options.db) if options.db else _build_index(Path(tempfile.mkdtemp(prefix="graphrag-bench-")))
+    if options.db and (options.keep or options.files):
+        parser.error("--keep and --files build an index; they do not go with --db")
     with open(options.questions, encoding="utf-8-sig") as handle:
         questions = [row["question_text"] for row in csv.DictReader(handle)]
+    if options.limit:
+        questions = questions[: options.limit]
+    load_start = os.getloadavg()
+    work = None
+    if options.db:
+        database, index = Path(options.db), {"database": options.db, "built": False}
+    else:
+        work = Path(options.keep) if options.keep else Path(tempfile.mkdtemp(prefix="graphrag-bench-"))
+        work.mkdir(parents=True, exist_ok=True)
+        index = _build_index(work, options.corpus, options.files) | {"built": True}
+        database = Path(index["database"])
 
     reader = IndexReader(str(database), corpus=options.corpus).load()
-    build_basic_context(questions[0], reader, BasicSettings())  # warm-up
+    # Warm-up, not timed: the first call of each mode builds the reader's memos (BM25 over
+    # reports, report sentences, the mention graph's walk structures).
+    build_basic_context(questions[0], reader, BasicSettings())
+    build_local_context(questions[0], reader, LocalSettings())
+    for dynamic in (False, True):
+        global_search(questions[0], reader=reader, use_llm=False, dynamic=dynamic)
     reports = reader.table("community_reports")
     timings: dict[str, list[float]] = {"local": [], "basic": [], "global": [], "global_dynamic": []}
     answers: dict[str, list] = {"global": [], "global_dynamic": []}
@@ -89,21 +164,39 @@ def main() -> None:
             "no_data_answers": sum(r.answer == NO_DATA_ANSWER for r in results),
             "sources_in_reduce_context_mean": round(statistics.mean(r.context["sources"].height for r in results), 1),
             "reduce_tokens_mean": round(statistics.mean(d["reduce_tokens"] for d in details)),
+            "context_tokens_mean": round(statistics.mean(r.usage.context_tokens for r in results)),
+            "reports_at_level": details[0]["reports_at_level"],
+            "no_data_questions": [i for i, r in enumerate(results, 1) if r.answer == NO_DATA_ANSWER],
         }
         if "reports_selected" in details[0]:
             selected = [d["reports_selected"] for d in details]
-            figures |= {"reports_selected_mean": round(statistics.mean(selected), 1), "reports_selected_min": min(selected), "questions_with_under_4_selected": sum(n < 4 for n in selected)}
+            figures |= {
+                "reports_selected_mean": round(statistics.mean(selected), 1),
+                "reports_selected_median": statistics.median(selected),
+                "reports_selected_min": min(selected),
+                "reports_selected_max": max(selected),
+                "questions_with_under_4_selected": sum(n < 4 for n in selected),
+            }
         return figures
 
     result = {
+        "command": shlex.join([Path(sys.executable).name, *sys.argv]),
+        "date": time.strftime("%Y-%m-%d"),
+        "commit": _commit(),
+        "machine": _machine(),
+        "load_average_1_5_15_min": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in os.getloadavg()]},
+        "index": index,
         "database": str(database),
         "questions": len(questions),
         "reports_total": reports.height,
         "context_building": {mode: _percentiles(samples) for mode, samples in timings.items()},
         "global": {mode: global_figures(results) for mode, results in answers.items()},
     }
+    Path(options.out).parent.mkdir(parents=True, exist_ok=True)
     Path(options.out).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
+    if work is not None and not options.keep:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
