@@ -50,11 +50,12 @@ def _build_index(work: Path, corpus: str, files: int | None = None) -> dict:
     for stale in work.glob("podcasts*.duckdb*"):  # the file, its WAL and published snapshots
         shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
     if files:
-        # A subset: symlinks to the first N files (names contain spaces, kept as they are).
+        # A subset: copies of the first N files (names contain spaces, kept as they are;
+        # copies, not symlinks: the indexer reads nothing that resolves outside its input folder).
         source_files = sorted(p for p in source.iterdir() if p.is_file())[:files]
         (work / "input").mkdir(parents=True)
         for path in source_files:
-            (work / "input" / path.name).symlink_to(path)
+            shutil.copyfile(path, work / "input" / path.name)
         source = work / "input"
     home = work / "dagster_home"
     home.mkdir(parents=True)
@@ -71,13 +72,17 @@ def _build_index(work: Path, corpus: str, files: int | None = None) -> dict:
         raise SystemExit(f"graphrag-index failed ({result.returncode}):\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
     summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
     print(f"  {wall:.0f} s: {summary}", flush=True)
-    return {
+    index = {
         "database": str(database),
         "command": shlex.join(["graphrag-index", *command[3:]]),
         "files": len(list(Path(source).iterdir())),
         "wall_seconds": round(wall, 1),
         "summary": summary,
+        "date": time.strftime("%Y-%m-%d"),
     }
+    # Kept beside the database, so that a later --db run reports how the index was built.
+    (work / "index_run.json").write_text(json.dumps(index, indent=2) + "\n")
+    return index
 
 
 def _percentiles(samples: list[float]) -> dict:
@@ -125,7 +130,9 @@ def main() -> None:
     load_start = os.getloadavg()
     work = None
     if options.db:
-        database, index = Path(options.db), {"database": options.db, "built": False}
+        database = Path(options.db)
+        saved = database.parent / "index_run.json"  # written when this script built it
+        index = (json.loads(saved.read_text()) if saved.exists() else {}) | {"database": options.db, "built": False}
     else:
         work = Path(options.keep) if options.keep else Path(tempfile.mkdtemp(prefix="graphrag-bench-"))
         work.mkdir(parents=True, exist_ok=True)

@@ -194,7 +194,8 @@ def build_index(work: Path, passages_file: Path, env_extra: dict[str, str], corp
     for stale in work.glob("index*.duckdb*"):  # snapshots published beside the file
         shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
     (work / "input").mkdir(parents=True)
-    (work / "input" / passages_file.name).symlink_to(passages_file.resolve())
+    # A copy, not a symlink: the indexer reads nothing that resolves outside its input folder.
+    shutil.copyfile(passages_file, work / "input" / passages_file.name)
     home = work / "dagster_home"
     home.mkdir()
     shutil.copy(REPO / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
