@@ -284,6 +284,10 @@ def prepare_global(question: str, reader: IndexReader, settings: GlobalSettings 
         answer, generated_by = "", llm.model
     else:
         lines = [EXTRACTIVE_LABEL]
+        # Said, not hidden: the points answer the rest of the question, not these words.
+        unmatched = [t for t, n in reader.report_search.bm25.document_frequencies(scorer.question_terms).items() if n == 0]
+        if unmatched:
+            lines.append("No community report contains: " + ", ".join(f'"{t}"' for t in unmatched) + ".")
         for point in kept.head(settings.max_answer_points).iter_rows(named=True):
             lines.append(f"- {point['description']} [Data: Reports ({point['community']})]")
         answer = "\n".join(lines)

@@ -17,13 +17,18 @@ from graphrag_assets.core.lexical import search_terms
 from graphrag_assets.storage.search import LexicalIndex
 
 _QUESTION_WORDS = {"what", "who", "whom", "which", "when", "where", "why", "how", "does", "did", "do", "tell", "describe", "explain"}
-# Words that ask about the corpus as a whole rather than about something in it: a question
-# made only of these ("What are the main themes?") is about every report, by importance.
+# Words that ask about the corpus as a whole rather than about something in it, and words
+# that frame a question rather than name its subject ("typically", "cited", "any specific"):
+# a question made only of these ("What are the main themes?") is about every report, by
+# importance. Framing words are rare in most corpora, so counted as terms they would weigh
+# more than the subject itself ("How do guests generally perceive privacy laws?").
 GENERIC_TERMS = set(
     search_terms(
         """main key major overall recurring common top theme themes topic topics idea ideas trend trends discussed
         discuss discussion discussions documents document corpus dataset collection important general summary
         summarize summarise emphasize emphasise mentioned frequently often points issues
+        typically generally usually commonly consistently particular specific various multiple perceive cite
+        cited mention highlight highlighted suggest suggested say example examples kind kinds
         主要 主题 总体 整体 总结 概括 话题"""
     )
 )
@@ -35,6 +40,10 @@ def terms(text: str) -> list[str]:
 
 
 MIN_COVERAGE = 0.3
+# A text holding two or more of the question's terms is about it at a lower coverage: long
+# questions ("What barriers to growth do leaders mention, and how do they overcome them?")
+# are rarely covered by 30 % in one sentence, while one stray word never reaches two terms.
+MIN_COVERAGE_OF_SEVERAL = 0.15
 
 
 class RelevanceScorer:
@@ -75,9 +84,12 @@ class RelevanceScorer:
     def score_terms(self, present: set[str] | frozenset[str]) -> int:
         """``score`` of a text given its terms."""
         share = self.coverage_terms(present)
-        return round(100 * share) if share >= MIN_COVERAGE else 0
+        if share >= MIN_COVERAGE or (share >= MIN_COVERAGE_OF_SEVERAL and sum(term in present for term in self.idf) >= 2):
+            return round(100 * share)
+        return 0
 
     def score(self, text: str) -> int:
         """0-100: the share of the question's idf mass that the text contains; below
-        MIN_COVERAGE the text shares a stray word with the question, not its subject: 0."""
+        MIN_COVERAGE (MIN_COVERAGE_OF_SEVERAL for a text holding several of the question's
+        terms) the text shares a stray word with the question, not its subject: 0."""
         return self.score_terms(set(terms(text)))

@@ -75,6 +75,13 @@ def test_global_search_says_no_data_instead_of_inventing(reader):
     assert result.context["points"].is_empty()
 
 
+def test_global_search_answers_the_part_of_a_question_the_reports_cover_and_names_the_rest(reader):
+    result = global_search("How did Mara Ellison typically perceive the zeppelins of Xiamen University?", reader=reader)
+    assert result.answer.startswith(EXTRACTIVE_LABEL)
+    assert 'No community report contains: "zeppelin".' in result.answer
+    assert not result.context["points"].is_empty() and "[Data: Reports (" in result.answer
+
+
 def test_dynamic_selection_reads_fewer_reports_than_the_full_map(reader):
     reports = reader.table("community_reports")
     question = "Wang Haiyan mangrove restoration"

@@ -127,3 +127,28 @@ def test_the_offline_answer_follows_the_bridge_name_to_the_second_hop():
     assert "- Blue Harbour is a 1990 drama film directed by Lucia Ferro. [Data: Sources (1)]" in answer
     assert "- Following Lucia Ferro: Lucia Ferro was born in Turin in 1950. [Data: Sources (2)]" in answer
     assert "Following Marco Vela" not in answer
+
+
+def test_relevance_ignores_framing_words_and_accepts_several_question_terms_at_lower_coverage():
+    from graphrag_query.relevance import RelevanceScorer
+
+    collection = [
+        "Privacy laws slow down technology development, the guest said.",
+        "New privacy rules were debated in parliament last year.",
+        "The weather was fine and the guest arrived early.",
+        "Technology development in batteries was fast.",
+        "Laws of physics apply everywhere.",
+    ] + [f"Technology and its development, story {n}." for n in range(6)] + [f"An unrelated sentence about gardening number {n}." for n in range(20)]
+    scorer = RelevanceScorer("How do guests typically perceive the impact of privacy laws on technology development?", collection)
+    # Words that frame the question are not its subject: rare as they are, they weigh nothing.
+    assert not {"typically", "perceive"} & set(scorer.question_terms)
+    assert {"privacy", "law", "technology", "development"} <= set(scorer.question_terms)
+    assert scorer.score(collection[0]) > scorer.score(collection[3]) > 0
+    # Two of the question's terms count although they cover under 30 % of its weight ...
+    assert 0 < scorer.coverage(collection[3]) < 0.3 and scorer.score(collection[3]) > 0
+    # ... one stray common word does not.
+    assert scorer.score(collection[2]) == 0
+    assert scorer.score("An unrelated sentence about gardening number 3.") == 0
+    # A question made only of framing and corpus-wide words is about everything.
+    assert RelevanceScorer("What topics do guests typically mention?", collection).generic is False
+    assert RelevanceScorer("What are the main themes typically mentioned?", collection).generic
