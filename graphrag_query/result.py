@@ -3,6 +3,7 @@ still to be written."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import time
@@ -33,7 +34,7 @@ class Citation:
     text_unit_human_readable_id: int
 
 
-@dataclass
+@dataclass(repr=False)  # the generated repr would print every context table in full
 class SearchResult:
     question: str
     method: str
@@ -60,6 +61,50 @@ class SearchResult:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, default=str, indent=2)
+
+    # Display: a result is what a notebook shows last in a cell. The answer comes first,
+    # then where it came from; the context tables (often thousands of rows) stay folded.
+
+    def _header(self) -> str:
+        written = "extractive, no LLM" if self.generated_by == "extractive" else f"written by {self.generated_by}"
+        return f"{self.method} search ({written})" + (f"; routed: {self.route_reason}" if self.route_reason else "")
+
+    def _usage_line(self) -> str:
+        u = self.usage
+        calls = f"{u.llm_calls} LLM calls, {u.prompt_tokens:,} prompt / {u.completion_tokens:,} completion tokens" if u.llm_calls else "no LLM calls"
+        return f"{u.context_tokens:,} context tokens, {calls}, {u.seconds:.2f} s"
+
+    def _sources(self) -> list[str]:
+        """One line per cited text unit, in citation order, without repeats; the number is
+        the one the answer cites ("[Data: Sources (8)]")."""
+        seen = dict.fromkeys(f"({c.text_unit_human_readable_id}) {c.document_title}" for c in self.citations)
+        return list(seen)
+
+    def __repr__(self) -> str:
+        tables = ", ".join(f"{name}: {frame.height} rows" for name, frame in self.context.items())
+        answer = self.answer if len(self.answer) <= 300 else self.answer[:300] + " ..."
+        return f"SearchResult({self._header()}\n{answer}\n[{len(self._sources())} sources; {self._usage_line()}; context {{{tables}}}])"
+
+    def _repr_markdown_(self) -> str:
+        lines = [f"**{self._header()}**", "", self.answer, ""]
+        if self.citations:
+            lines += ["**Sources**", ""] + [f"- {source}" for source in self._sources()] + [""]
+        lines.append(f"*{self._usage_line()}*")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        parts = [f"<p><b>{html.escape(self._header())}</b></p>", f'<div style="white-space: pre-wrap">{html.escape(self.answer)}</div>']
+        if self.citations:
+            parts.append("<p><b>Sources</b></p><ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in self._sources()) + "</ul>")
+        parts.append(f"<p><i>{html.escape(self._usage_line())}</i></p>")
+        for name, frame in self.context.items():
+            shown = frame.head(DISPLAYED_CONTEXT_ROWS)
+            more = f", first {DISPLAYED_CONTEXT_ROWS} shown" if frame.height > DISPLAYED_CONTEXT_ROWS else ""
+            parts.append(f"<details><summary>context: {html.escape(name)} ({frame.height} rows{more})</summary>{shown._repr_html_()}</details>")
+        return "\n".join(parts)
+
+
+DISPLAYED_CONTEXT_ROWS = 20
 
 
 @dataclass

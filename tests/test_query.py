@@ -234,3 +234,16 @@ def test_offline_answers_a_chinese_question_from_the_chinese_documents(reader, m
     result = search("王海燕和厦门大学有什么关系？", method=method, reader=reader, use_llm=False)
     assert result.answer.startswith(EXTRACTIVE_LABEL)
     assert "王海燕" in result.answer and "厦门大学" in result.answer
+
+
+def test_a_result_displays_its_answer_sources_and_usage_with_the_context_folded(reader):
+    result = local_search("What did Clara Okafor do for the Verrin River?", reader=reader)
+    cited = {c.text_unit_human_readable_id: c.document_title for c in result.citations}
+    markdown = result._repr_markdown_()
+    assert markdown.startswith("**local search (extractive, no LLM)**") and result.answer in markdown
+    # Sources carry the numbers the answer cites, each once.
+    for number, title in cited.items():
+        assert markdown.count(f"- ({number}) {title}") == 1
+    page = result._repr_html_()
+    assert page.count("<details>") == len(result.context) and "context tokens" in page
+    assert len(repr(result)) < 1_000 and "sources: " in repr(result)
