@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import inspect
+import os
 from collections.abc import AsyncIterator, Iterator
 
 from .basic_mode import BasicSettings, prepare_basic
@@ -47,6 +47,10 @@ def _llm(use_llm: bool | None):
     """None: the LLM when GRAPHRAG_LLM_MODEL is configured, else offline; False: offline;
     True: the LLM, or an error naming the missing setting."""
     if use_llm is False:
+        return None
+    if use_llm is None and not os.environ.get("GRAPHRAG_LLM_MODEL"):
+        # No model, no LLM (``LLMSettings.enabled``): offline without importing the
+        # settings, whose pydantic import costs a cold query ~0.2 s.
         return None
     from graphrag_assets.llm.settings import LLMSettings
 
@@ -185,6 +189,8 @@ def _prepare(question: str, *, method, database, corpus, history, community_leve
 
 async def asearch(question: str, **options) -> SearchResult:
     """``search`` for async services: runs in a worker thread, never blocks the loop."""
+    import asyncio  # here, not at the top: only async callers, whose loop has imported it, pay for it
+
     return await asyncio.to_thread(search, question, **options)
 
 
@@ -216,6 +222,8 @@ class SearchStream:
         self.result = prepared.complete("".join(written))
 
     async def __aiter__(self) -> AsyncIterator[str]:
+        import asyncio  # as in ``asearch``
+
         self.result = None
         prepared = await asyncio.to_thread(_prepare, **self._arguments)
         written = []

