@@ -10,6 +10,8 @@ from pathlib import Path
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .fingerprints import STAGES  # no Dagster: --help stays quick
+
     parser = argparse.ArgumentParser(
         prog="graphrag-index",
         description="Index an input folder into the DuckDB GraphRAG index (missing or stale work only).",
@@ -20,6 +22,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--corpus", help="index the whole input folder as this corpus (env GRAPHRAG_CORPUS)")
     parser.add_argument("--verbose", action="store_true", help="print Dagster's run events on the console (otherwise failures are summed up at the end)")
     parser.add_argument("--dry-run", action="store_true", help="show what would be indexed and the LLM calls and tokens it needs; change nothing")
+    parser.add_argument(
+        "--rebuild",
+        nargs="?",
+        const=STAGES[0],
+        choices=STAGES,
+        metavar="STAGE",
+        help=f"redo STAGE ({', '.join(STAGES)}) for every source of the corpora, and every stage after it; "
+        "without STAGE, everything. LLM calls already answered come from the cache",
+    )
     return parser
 
 
@@ -63,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with DagsterInstance.get() as instance:
             if args.dry_run:
-                plan, _ = plan_index(settings, instance)
+                plan, _ = plan_index(settings, instance, args.rebuild)
                 estimate = estimate_pending(plan, settings)
                 print(
                     f"dry run: {len(plan.added)} new, {len(plan.changed)} changed, {len(plan.deleted)} deleted source(s); "
@@ -84,7 +95,11 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"unreadable source: {problem}", file=sys.stderr)
                 return 0
             report = run_index(
-                settings, instance, build_definitions(settings), dagster_log_level="DEBUG" if args.verbose else "CRITICAL"
+                settings,
+                instance,
+                build_definitions(settings),
+                dagster_log_level="DEBUG" if args.verbose else "CRITICAL",
+                rebuild=args.rebuild,
             )
     except InputError as error:
         print(f"graphrag-index: {error}", file=sys.stderr)

@@ -1,18 +1,158 @@
-"""Which settings each stage depends on, as one hash per stage. A source is re-indexed
-when its bytes or its stage hash change; a corpus graph is rebuilt when its sources or its
-stage hash change. So switching on an LLM re-extracts, while a new report model only
-rewrites reports."""
+"""What re-runs, and why: every stage of the index, the version of its code and the settings
+it reads, in this one module.
+
+A stage's fingerprint is its code version (``CODE_VERSIONS``) and a hash of the settings
+it depends on. The last complete build of a corpus records the fingerprint of every stage
+(``corpus_builds.stage_fingerprints``); a source records the reading fingerprint it was
+indexed with (``sources.settings_hash``). A stage whose fingerprint differs from the
+recorded one is redone for every source of the corpus, and the stages after it run again
+on what it wrote: ``graphrag-index`` decides so in ``indexing.corpus_work``, and the assets
+that otherwise keep earlier work (``KEEPS_EARLIER_WORK``) decide so themselves, so a run
+from the UI redoes the same. The code versions are also the assets' ``code_version``, so
+the UI marks stale what ``graphrag-index`` redoes.
+
+Imports stay light (no Dagster): ``graphrag-index`` lists the stages before loading it.
+"""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 from .core.ids import content_hash
-from .llm.resources import EmbeddingResource, LLMResource
-from .settings import IndexSettings
+from .llm.prompts import prompts_version
+from .llm.settings import LLMSettings
+
+if TYPE_CHECKING:
+    from .settings import IndexSettings
+    from .storage.duckdb_store import IndexStore
+
+# Bump a stage's number with any change to its code that changes what it writes (a new
+# chunk boundary rule, another extraction heuristic): the next pass redoes that stage for
+# every source and re-runs what follows it. In pipeline order.
+CODE_VERSIONS = {"reading": 1, "chunking": 3, "extraction": 4, "graph": 3, "clustering": 1, "reports": 3, "embeddings": 1}
+STAGES = tuple(CODE_VERSIONS)
+STAGE_ASSETS = {
+    "reading": ("documents",),
+    "chunking": ("text_units",),
+    "extraction": ("extractions",),
+    "graph": ("entities", "relationships"),
+    "clustering": ("communities",),
+    "reports": ("community_reports",),
+    "embeddings": ("embeddings",),
+}
+EXTRACTION_PROMPTS = ("extract_graph", "glean")
+CLAIM_PROMPT = "extract_claims"  # used only with GRAPHRAG_LLM_CLAIMS
+# Prompt files a stage uses with an LLM: part of its assets' code version too.
+STAGE_PROMPTS = {
+    "extraction": (*EXTRACTION_PROMPTS, CLAIM_PROMPT),
+    "graph": ("summarize_descriptions", "confirm_merges"),
+    "reports": ("community_report",),
+}
+# Assets that keep what they made before unless their stage's fingerprint changed or a run
+# config asks them to rebuild (``rebuild: true``): chunks and extractions of sources not
+# read again, reports whose input is unchanged, vectors of unchanged texts. The other
+# stages recompute their corpus from their inputs on every run.
+KEEPS_EARLIER_WORK = ("text_units", "extractions", "community_reports", "embeddings")
 
 
-def source_settings_hash(settings: IndexSettings, llm: LLMResource) -> str:
-    return content_hash(f"{settings.source_fingerprint()}|{llm.source_fingerprint()}")[:16]
+@dataclass(frozen=True)
+class Fingerprint:
+    version: int
+    settings: str  # hash of the settings the stage reads
+
+    def __str__(self) -> str:
+        return f"v{self.version}/{self.settings}"
+
+    @classmethod
+    def parse(cls, text: str) -> "Fingerprint":
+        version, settings = text.split("/", 1)
+        return cls(int(version.removeprefix("v")), settings)
 
 
-def graph_settings_hash(settings: IndexSettings, llm: LLMResource, embedding: EmbeddingResource) -> str:
-    return content_hash(f"{settings.graph_fingerprint()}|{llm.graph_fingerprint()}|{embedding.fingerprint()}")[:16]
+def code_version(stage: str, asset: str) -> str:
+    prompts = STAGE_PROMPTS.get(stage)
+    return f"{asset}-v{CODE_VERSIONS[stage]}" + (f"-{prompts_version(*prompts)}" if prompts else "")
+
+
+def _stage_settings(settings: "IndexSettings", llm: LLMSettings) -> dict[str, dict]:
+    """The settings each stage reads: index settings, and with an LLM its models, options
+    and prompts. Claims count only when extracted, so switching them on re-extracts while
+    an index without claims keeps its fingerprint."""
+    values = settings.model_dump()
+
+    def pick(*names: str) -> dict:
+        return {name: values[name] for name in names}
+
+    claims = {"claims": llm.claim_description, "claim_prompt": prompts_version(CLAIM_PROMPT)} if llm.claims else {}
+    extraction = {
+        "model": llm.model_for("extraction"),
+        "mode": llm.mode,
+        "gleanings": llm.gleanings,
+        "entity_types": llm.entity_types,
+        "prompts": prompts_version(*EXTRACTION_PROMPTS),
+    } | claims
+    merges = prompts_version("confirm_merges") if llm.confirm_merges else "unconfirmed"
+    summaries = {"model": llm.model_for("summary"), "prompt": prompts_version("summarize_descriptions"), "merges": merges}
+    reports = {"model": llm.model_for("report"), "budget": llm.report_budget, "prompt": prompts_version("community_report")}
+    return {
+        "reading": pick("text_column", "title_column", "id_column"),
+        "chunking": pick("chunk_size", "chunk_overlap", "chunking_mode"),
+        "extraction": extraction if llm.enabled else {"method": "offline"},
+        "graph": pick("min_name_mentions", "min_concept_frequency", "min_edge_weight_pct", "entity_resolution")
+        | (summaries if llm.enabled else {}),
+        "clustering": pick("max_cluster_size", "leiden_seed", "leiden_trials", "leiden_iterations"),
+        "reports": reports if llm.enabled else {"method": "extractive"},
+        "embeddings": {"model": llm.embedding_model} if llm.embeddings_enabled else pick("embedder", "embedding_dimensions"),
+    }
+
+
+def current_fingerprints(settings: "IndexSettings") -> dict[str, Fingerprint]:
+    """Every stage's fingerprint under the settings of now (LLM settings from the
+    environment, as the LLM resources read them)."""
+    return {
+        stage: Fingerprint(CODE_VERSIONS[stage], content_hash(json.dumps(read, sort_keys=True))[:16])
+        for stage, read in _stage_settings(settings, LLMSettings.from_env()).items()
+    }
+
+
+def dump_fingerprints(fingerprints: dict[str, Fingerprint]) -> str:
+    return json.dumps({stage: str(fingerprint) for stage, fingerprint in fingerprints.items()}, sort_keys=True)
+
+
+def load_fingerprints(recorded: str | None) -> dict[str, Fingerprint]:
+    """A recorded build's fingerprints; none for a build made before they were recorded."""
+    return {stage: Fingerprint.parse(text) for stage, text in json.loads(recorded or "{}").items()}
+
+
+def recorded_fingerprints(store: "IndexStore", corpus: str) -> dict[str, Fingerprint]:
+    """The fingerprints of the corpus's last complete build (none: no build yet)."""
+    recorded = store.read("SELECT stage_fingerprints FROM corpus_builds WHERE corpus = ?", [corpus])["stage_fingerprints"]
+    return load_fingerprints(recorded[0] if recorded.len() else None)
+
+
+def stage_changes(recorded: dict[str, Fingerprint], current: dict[str, Fingerprint]) -> dict[str, str]:
+    """stage -> why it must be redone, for every stage whose fingerprint differs, in
+    pipeline order."""
+    if not recorded:
+        return dict.fromkeys(STAGES, "no stage fingerprints recorded (no complete build yet, or one by an older version)")
+    changes = {}
+    for stage in STAGES:
+        before, now = recorded.get(stage), current[stage]
+        if before is None:
+            changes[stage] = f"{stage} not recorded with the last build"
+        elif before.version != now.version:
+            changes[stage] = f"{stage} code changed (version {before.version} -> {now.version})"
+        elif before.settings != now.settings:
+            changes[stage] = f"{stage} settings changed"
+    return changes
+
+
+def stages_from(stage: str) -> tuple[str, ...]:
+    """The stage and every stage after it (what redoing it re-runs)."""
+    return STAGES[STAGES.index(stage) :]
+
+
+def assets_of(stages: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(asset for stage in stages for asset in STAGE_ASSETS[stage])

@@ -1,7 +1,8 @@
 """One indexing pass over an input folder, shared by ``graphrag-index`` (and the sensor):
 diff the files against the index, retract deleted sources, register new partitions,
 materialize the pending source partitions in as few runs as possible, then rebuild the
-graph of every corpus whose sources or graph settings changed."""
+graph of every corpus whose sources changed, or a stage of it whose code or settings
+changed (``corpus_work``)."""
 
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ from dagster import AssetKey, DagsterInstance, Definitions
 from .core.inputs import corpus_of_partition, discover_sources
 from .core.source_diff import SourcePlan, plan_sources
 from .defs.partitions import corpus_partitions, source_partitions
-from .fingerprints import graph_settings_hash, source_settings_hash
+from .fingerprints import KEEPS_EARLIER_WORK, STAGES, assets_of, current_fingerprints, load_fingerprints, stage_changes, stages_from
 from .llm.client import EndpointRefused
-from .llm.resources import EmbeddingResource, LLMResource
+from .run_launcher import HOST_TAG, this_host
 from .settings import IndexSettings
 from .storage.duckdb_store import IndexStore
 from .storage.snapshot import published_builds
@@ -96,11 +97,16 @@ def contiguous_ranges(ordered_keys: list[str], wanted: set[str]) -> list[tuple[s
 
 @dataclass(frozen=True)
 class CorpusWork:
-    """Why a corpus is not done, and the graph assets that finish it (``None``: the whole
-    graph job; the cache makes every LLM call already answered free)."""
+    """Why a corpus is not done, the graph assets that finish it (``None``: the whole
+    graph job; the cache makes every LLM call already answered free), and those of them
+    told to redo every source (their ``rebuild`` run config)."""
 
     reason: str
     assets: tuple[str, ...] | None = None
+    rebuild: tuple[str, ...] = ()
+
+    def run_config(self) -> dict:
+        return {"ops": {asset: {"config": {"rebuild": True}} for asset in self.rebuild}}
 
 
 MIRROR_ASSETS = ("embeddings", "published_index")  # vectors come from DuckDB; nothing is embedded again
@@ -109,11 +115,22 @@ PUBLISH_ASSETS = ("published_index",)
 GRAPH_FAILURE_SCOPE = r"#(summary|report)$"
 
 
-def corpus_work(store: IndexStore, settings: IndexSettings, corpora: set[str]) -> dict[str, CorpusWork]:
+def graph_assets_from(stage: str) -> tuple[str, ...] | None:
+    """The graph job's assets that redo ``stage`` and every stage after it (``None``: the
+    whole job; reading is redone by the source runs before it)."""
+    if STAGES.index(stage) <= STAGES.index("chunking"):
+        return None
+    return assets_of(stages_from(stage)) + PUBLISH_ASSETS
+
+
+def corpus_work(store: IndexStore, settings: IndexSettings, corpora: set[str], rebuild: str | None = None) -> dict[str, CorpusWork]:
     """The corpora that are not done, and why. Done means: the graph was built from the
-    sources and settings of now, every source extracted, no LLM call of its graph stages
-    failed, its vectors mirrored to LanceDB and the build published to readers. Each
-    missing piece is repaired by the next run, paying only for what is missing."""
+    sources of now, by the code and settings of now (every stage's fingerprint), every
+    source extracted, no LLM call of its graph stages failed, its vectors mirrored to
+    LanceDB and the build published to readers. Each missing piece is repaired by the next
+    run, paying only for what is missing: a stage built otherwise is redone with every
+    stage after it. ``rebuild`` (a stage) redoes that stage for every source, and forces
+    the stages after it to redo everything too."""
     builds = {row["corpus"]: row for row in store.read("SELECT *, epoch_us(built_at) AS stamp FROM corpus_builds").iter_rows(named=True)}
     failed = dict(
         store.read(
@@ -121,19 +138,26 @@ def corpus_work(store: IndexStore, settings: IndexSettings, corpora: set[str]) -
             [GRAPH_FAILURE_SCOPE, GRAPH_FAILURE_SCOPE],
         ).iter_rows()
     )
-    graph_hash = graph_settings_hash(settings, LLMResource(), EmbeddingResource())
+    current = current_fingerprints(settings)
+    forced = tuple(asset for asset in assets_of(stages_from(rebuild)) if asset in KEEPS_EARLIER_WORK) if rebuild else ()
     mirrored = settings.vector_store().mirrored_builds()
     published = published_builds(settings.database)
     work = {}
     for corpus in corpora:
         build = builds.get(corpus)
-        unextracted = store.sources_not_extracted(corpus).height if build is not None else 0
         if build is None:
             work[corpus] = CorpusWork("no graph yet")
-        elif build["settings_hash"] != graph_hash:
-            work[corpus] = CorpusWork("graph settings changed")
-        elif build["sources_hash"] != store.sources_fingerprint(corpus) or unextracted:
-            work[corpus] = CorpusWork(f"sources changed ({unextracted} to extract)" if unextracted else "sources changed")
+            continue
+        unextracted = store.sources_not_extracted(corpus).height
+        redo = list(stage_changes(load_fingerprints(build["stage_fingerprints"]), current).items())
+        if rebuild:
+            redo.append((rebuild, f"rebuild of {rebuild} requested"))
+        if build["sources_hash"] != store.sources_fingerprint(corpus) or unextracted:
+            redo.append(("chunking", f"sources changed ({unextracted} to extract)" if unextracted else "sources changed"))
+        if redo:
+            redo.sort(key=lambda change: STAGES.index(change[0]))
+            reasons = "; ".join(dict.fromkeys(why for _, why in redo))
+            work[corpus] = CorpusWork(reasons, graph_assets_from(redo[0][0]), forced)
         elif failed.get(corpus):
             work[corpus] = CorpusWork(f"retrying {failed[corpus]} failed summary/report call(s)")
         elif mirrored.get(corpus) != build["stamp"]:
@@ -170,6 +194,8 @@ def release_dead_runs(instance: DagsterInstance, log: Callable[[str], None]) -> 
 
     released = []
     for run in instance.get_runs(RunsFilter(statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING], tags={LAUNCHER_TAG: "graphrag-index"})):
+        if run.tags.get(HOST_TAG, this_host()) != this_host():
+            continue  # a process id of another machine (one Postgres instance, several hosts)
         pid = int(run.tags.get(PID_TAG, "0"))
         if pid and not _process_alive(pid):
             instance.report_run_failed(run)
@@ -179,8 +205,9 @@ def release_dead_runs(instance: DagsterInstance, log: Callable[[str], None]) -> 
     return released
 
 
-def plan_index(settings: IndexSettings, instance: DagsterInstance) -> tuple[SourcePlan, set[str]]:
-    """(what changed on disk, the corpora of the input folder) without changing anything."""
+def plan_index(settings: IndexSettings, instance: DagsterInstance, rebuild: str | None = None) -> tuple[SourcePlan, set[str]]:
+    """(what changed on disk, the corpora of the input folder) without changing anything.
+    Rebuilding the reading stage reads every file again."""
     store = settings.store()
     store.ensure_schema()
     on_disk = discover_sources(Path(settings.input_dir), settings.forced_corpus())
@@ -202,7 +229,8 @@ def plan_index(settings: IndexSettings, instance: DagsterInstance) -> tuple[Sour
         if corpus_of_partition(key) in corpora and key not in set(indexed["source_partition"])
     ]
     indexed = pl.concat([indexed, pl.DataFrame({"source_partition": registered}).cast(pl.String)], how="diagonal")
-    return plan_sources(on_disk, hashes, indexed, source_settings_hash(settings, LLMResource())), corpora
+    reading = str(current_fingerprints(settings)["reading"])
+    return plan_sources(on_disk, hashes, indexed, reading, read_again=rebuild == "reading"), corpora
 
 
 @dataclass
@@ -260,11 +288,14 @@ def run_index(
     defs: Definitions,
     log: Callable[[str], None] = print,
     dagster_log_level: str = "WARNING",
+    rebuild: str | None = None,
 ) -> IndexReport:
+    """``rebuild``: a stage (``fingerprints.STAGES``) to redo for every source of the
+    corpora, with every stage after it."""
     started = time.perf_counter()
     release_dead_runs(instance, log)
     store = settings.store()
-    plan, corpora = plan_index(settings, instance)
+    plan, corpora = plan_index(settings, instance, rebuild)
     on_disk = plan.added + plan.changed + plan.unchanged
     report = IndexReport(plan)
     log(
@@ -289,7 +320,7 @@ def run_index(
 
     # Run events still go to the instance (and the UI); this only quiets the console.
     run_config = {"loggers": {"console": {"config": {"log_level": dagster_log_level}}}}
-    launcher = {LAUNCHER_TAG: "graphrag-index", PID_TAG: str(os.getpid())}
+    launcher = {LAUNCHER_TAG: "graphrag-index", PID_TAG: str(os.getpid()), HOST_TAG: this_host()}
     pending = {s.partition_key for s in plan.pending}
     if pending:
         ordered = instance.get_dynamic_partitions(source_partitions.name)
@@ -304,12 +335,12 @@ def run_index(
             (report.source_runs if result.success else report.failed_runs).append(result.run_id)
             report.llm_calls += llm_calls_of(result)
 
-    for corpus, work in sorted(corpus_work(store, settings, corpora).items()):
+    for corpus, work in sorted(corpus_work(store, settings, corpora, rebuild).items()):
         steps = "graph build" if work.assets is None else " + ".join(work.assets)
         log(f"corpus {corpus}: {steps} ({work.reason})")
         result = defs.resolve_job_def("build_graph").execute_in_process(
             instance=instance,
-            run_config=run_config,
+            run_config=run_config | work.run_config(),
             partition_key=corpus,
             tags=launcher,
             raise_on_error=False,

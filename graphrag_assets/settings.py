@@ -1,13 +1,13 @@
 """Index settings, read from the environment (GRAPHRAG_*) with documented defaults.
 
 One object carries every knob and is the Dagster resource the assets receive; the
-definitions, the CLI and the tests build it the same way (``IndexSettings.from_env``). ``source_fingerprint`` and ``graph_fingerprint`` hash the settings each stage
-depends on, so a changed setting re-runs exactly the stages it affects.
+definitions, the CLI and the tests build it the same way (``IndexSettings.from_env``).
+Which settings each stage reads, and so what a changed setting re-runs, is declared in
+``fingerprints``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -17,7 +17,6 @@ from .core.chunking import ChunkingSettings
 from .core.communities import CommunitySettings
 from .core.embedding import Embedder, make_embedder
 from .core.graph import GraphSettings
-from .core.ids import content_hash
 from .core.inputs import TableColumns, check_corpus_name
 from .core.resolution import ResolutionSettings
 from .storage.duckdb_store import IndexStore
@@ -115,28 +114,3 @@ class IndexSettings(ConfigurableResource):
         """Where the file of a source partition lives under this input dir."""
         root = Path(self.input_dir)
         return root / relative_path if self.forced_corpus() or not (root / corpus).is_dir() else root / corpus / relative_path
-
-    def _fingerprint(self, names: list[str]) -> str:
-        values = self.model_dump()
-        return content_hash(json.dumps({name: values[name] for name in names}, sort_keys=True))[:16]
-
-    def source_fingerprint(self) -> str:
-        """Settings the per-source stages (documents, text units, extraction) depend on."""
-        return self._fingerprint(["text_column", "title_column", "id_column", "chunk_size", "chunk_overlap", "chunking_mode"])
-
-    def graph_fingerprint(self) -> str:
-        """Settings the graph-wide stages depend on."""
-        return self._fingerprint(
-            [
-                "min_name_mentions",
-                "min_concept_frequency",
-                "min_edge_weight_pct",
-                "max_cluster_size",
-                "leiden_seed",
-                "leiden_trials",
-                "leiden_iterations",
-                "embedder",
-                "embedding_dimensions",
-                "entity_resolution",
-            ]
-        )

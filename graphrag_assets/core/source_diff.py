@@ -26,17 +26,18 @@ class SourcePlan:
 
 
 def plan_sources(
-    on_disk: list[SourceFile], file_hashes: dict[str, str], indexed: pl.DataFrame, settings_hash: str
+    on_disk: list[SourceFile], file_hashes: dict[str, str], indexed: pl.DataFrame, settings_hash: str, read_again: bool = False
 ) -> SourcePlan:
     """``indexed`` holds the ``sources`` table rows (source_partition, source_hash,
-    settings_hash). A source is changed when its bytes or the per-source settings differ."""
+    settings_hash). A source is changed when its bytes or its reading fingerprint differ,
+    or when every file is to be ``read_again`` (a forced rebuild)."""
     known = {row["source_partition"]: row for row in indexed.iter_rows(named=True)}
     plan = SourcePlan()
     for source in on_disk:
         row = known.get(source.partition_key)
         if row is None:
             plan.added.append(source)
-        elif row["source_hash"] != file_hashes[source.partition_key] or row["settings_hash"] != settings_hash:
+        elif read_again or row["source_hash"] != file_hashes[source.partition_key] or row["settings_hash"] != settings_hash:
             plan.changed.append(source)
         else:
             plan.unchanged.append(source)

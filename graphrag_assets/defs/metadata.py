@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 from dagster import MetadataValue, TableColumn, TableSchema
 
-from ..storage.schema import TABLES, duckdb_type
+from ..storage.schema import TABLES, column_description, duckdb_type
 
 PREVIEW_ROWS = 5
 PREVIEW_CELL_CHARS = 80
@@ -28,7 +28,10 @@ def table_metadata(table_name: str, frame: pl.DataFrame, preview_columns: list[s
     return {
         "dagster/row_count": frame.height,
         "dagster/column_schema": TableSchema(
-            columns=[TableColumn(name, duckdb_type(dtype)) for name, dtype in table.columns.items()]
+            columns=[
+                TableColumn(name, duckdb_type(dtype), description=column_description(table_name, name))
+                for name, dtype in table.columns.items()
+            ]
         ),
         "dagster/table_name": table_name,
         "preview": MetadataValue.md(markdown_preview(frame, preview_columns)),

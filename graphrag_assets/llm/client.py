@@ -40,6 +40,7 @@ from pydantic import BaseModel
 
 from ..core.ids import content_hash
 from ..core.tokens import count_tokens, get_encoding
+from ..storage.schema import TABLES, create_statement
 from .rate_limit import RateLimiter
 from .settings import MODEL_OF_STAGE, LLMSettings
 
@@ -51,12 +52,6 @@ EMBEDDING_BATCH_TEXTS = 64
 EMBEDDING_BATCH_TOKENS = 32_000
 COMPLETION_ALLOWANCE = 1_000  # completion tokens assumed for a call when rate limiting by tokens
 EMBED_AHEAD_BATCH = 16  # texts per request when embedding ahead piecemeal (one report at a time)
-
-CACHE_DDL = """
-CREATE TABLE IF NOT EXISTS llm_cache (
-  key VARCHAR, stage VARCHAR, model VARCHAR, value VARCHAR,
-  prompt_tokens BIGINT, completion_tokens BIGINT, created_at TIMESTAMPTZ
-)"""
 
 
 class LLMError(RuntimeError):
@@ -170,7 +165,7 @@ class LLMCache:
 
     def __init__(self, connection: duckdb.DuckDBPyConnection):
         self.connection = connection
-        connection.execute(CACHE_DDL)
+        connection.execute(create_statement(TABLES["llm_cache"]))
         self.keys = {row[0] for row in connection.execute("SELECT key FROM llm_cache").fetchall()}
         self._writer = connection.cursor()  # used on the writer thread only
 

@@ -11,15 +11,9 @@ import duckdb
 import numpy as np
 from dagster import ConfigurableResource, Failure
 
-from ..core.ids import content_hash
 from ..storage.duckdb_store import IndexStore
 from .client import EndpointRefused, LLMCache, LLMClient, Usage, run_with
-from .prompts import prompts_version
 from .settings import LLMSettings
-
-SOURCE_PROMPTS = ("extract_graph", "glean")
-CLAIM_PROMPT = "extract_claims"  # used only with GRAPHRAG_LLM_CLAIMS
-GRAPH_PROMPTS = ("summarize_descriptions", "community_report")
 
 
 class LLMSession:
@@ -73,32 +67,7 @@ class LLMResource(EndpointResource):
     """Completions (extraction, summaries, reports). Offline methods run when no model is
     configured (GRAPHRAG_LLM_MODEL unset)."""
 
-    def source_fingerprint(self) -> str:
-        """What the per-source stages depend on: extraction method, model, prompts, types, and
-        claims when they are extracted (with claims off the fingerprint is what it was before
-        claims existed, so existing indexes are not re-extracted)."""
-        settings = self.get_settings()
-        if not settings.enabled:
-            return "offline"
-        claims = f"|claims|{settings.claim_description}|{prompts_version(CLAIM_PROMPT)}" if settings.claims else ""
-        return content_hash(
-            f"{settings.model_for('extraction')}|{settings.mode}|{settings.gleanings}|{settings.entity_types}|{prompts_version(*SOURCE_PROMPTS)}{claims}"
-        )[:16]
-
-    def graph_fingerprint(self) -> str:
-        settings = self.get_settings()
-        if not settings.enabled:
-            return "offline"
-        merges = prompts_version("confirm_merges") if settings.confirm_merges else "unconfirmed"
-        return content_hash(
-            f"{settings.model_for('summary')}|{settings.model_for('report')}|{settings.report_budget}|{prompts_version(*GRAPH_PROMPTS)}|{merges}"
-        )[:16]
-
 
 class EmbeddingResource(EndpointResource):
     """Embeddings through the endpoint when GRAPHRAG_EMBEDDING_MODEL is set; otherwise the
     offline embedder chosen by GRAPHRAG_EMBEDDER."""
-
-    def fingerprint(self) -> str:
-        settings = self.get_settings()
-        return settings.embedding_model if settings.embeddings_enabled else "offline"

@@ -151,8 +151,8 @@ class IndexStore:
 
     def sources_not_extracted(self, corpus: str) -> pl.DataFrame:
         """(source_partition, chunked) of every source of a corpus read since the last build
-        and not yet extracted: new or changed files (settings changes make ``graphrag-index``
-        and the schedule read the files again), and sources with a failed text unit.
+        and not yet extracted: new or changed files (a changed reading fingerprint makes
+        ``graphrag-index`` read the files again), and sources with a failed text unit.
         ``chunked`` is false until the corpus's ``text_units`` step has chunked what was read.
         A source indexed with other settings is not listed: only reading it again, with the
         settings of the moment, makes it pending, so no step stamps new settings on rows

@@ -27,7 +27,7 @@ from ..core.resolution import MERGE_COLUMNS
 class Table:
     name: str
     columns: dict[str, pl.DataType]
-    partition_column: str  # rows of one Dagster partition share this column's value
+    partition_column: str | None  # rows of one Dagster partition share its value; None: rows are only added
     primary_key: tuple[str, ...]
     description: str
 
@@ -59,8 +59,17 @@ LLM_FAILURE_COLUMNS = {
 CORPUS_BUILD_COLUMNS = {
     "corpus": pl.String,
     "sources_hash": pl.String,
-    "settings_hash": pl.String,
+    "stage_fingerprints": pl.String,  # JSON, stage -> code version and settings hash (graphrag_assets.fingerprints)
     "built_at": pl.Datetime("us", "UTC"),
+}
+LLM_CACHE_COLUMNS = {
+    "key": pl.String,
+    "stage": pl.String,
+    "model": pl.String,
+    "value": pl.String,
+    "prompt_tokens": pl.Int64,
+    "completion_tokens": pl.Int64,
+    "created_at": pl.Datetime("us", "UTC"),
 }
 
 TABLES = {
@@ -94,7 +103,7 @@ TABLES = {
             SOURCE_COLUMNS,
             "source_partition",
             ("source_partition",),
-            "Source files chunked (settings_hash NULL) or fully indexed (the settings they were indexed with), with their content hash.",
+            "Source files chunked (settings_hash NULL) or fully indexed (the reading fingerprint they were indexed with), with their content hash.",
         ),
         Table("source_errors", SOURCE_ERROR_COLUMNS, "source_partition", ("source_partition",), "Source files that could not be read, and why."),
         Table("entities", ENTITY_COLUMNS, "corpus", ("id",), "Merged entities of a corpus."),
@@ -117,9 +126,182 @@ TABLES = {
             "BM25 terms of text units and reports (folded, stemmed words; Chinese bigrams) with their counts (tf).",
         ),
         Table("llm_failures", LLM_FAILURE_COLUMNS, "scope", ("scope", "stage", "item_id"), "LLM calls that failed after retries; a rerun retries exactly these."),
-        Table("corpus_builds", CORPUS_BUILD_COLUMNS, "corpus", ("corpus",), "Last complete graph build of each corpus: the sources and settings it saw."),
+        Table("corpus_builds", CORPUS_BUILD_COLUMNS, "corpus", ("corpus",), "Last complete graph build of each corpus: the sources and the stage fingerprints it saw."),
+        # Declared here although only the LLM client writes it, so that every index has it
+        # (the SQL views of LLM usage read it, offline indexes included).
+        Table("llm_cache", LLM_CACHE_COLUMNS, None, ("key",), "Every answered LLM and embedding call, by a key of model, prompt and parameters: a rerun asks nothing twice."),
     ]
 }
+
+
+# What each column means: the one source of the comments on the tables of every published
+# snapshot (COMMENT ON COLUMN) and of the assets' column schemas in the Dagster UI. A column
+# name means the same in every table unless the table describes it itself.
+SHARED_COLUMN_DESCRIPTIONS = {
+    "id": "Stable identifier, a hash of the row's content or location (never random).",
+    "human_readable_id": "Short number of the row within its corpus, kept across updates; reports cite rows by it ([Data: Entities (3)]).",
+    "corpus": "Corpus of the row: a folder of the input directory ('default' for files directly in it). Filter every query on one.",
+    "source_partition": "The source file's Dagster partition, '<corpus>/<path inside the corpus>'.",
+    "source_path": "Path of the source file inside its corpus folder.",
+    "source_hash": "sha256 of the source file's bytes when it was read.",
+    "content_hash": "Hash of the row's content: incremental updates reuse work whose hash is unchanged.",
+    "text_unit_id": "The text unit (text_units.id) this row was extracted from.",
+    "text_unit_ids": "Text units (text_units.id) this row was found in.",
+    "description": "Description written by the extraction (or the LLM summary of all of them).",
+    "weight": "Strength of the relationship: co-occurrence weighted by NPMI offline, the model's strength with an LLM.",
+    "community": "Community number, unique within the corpus across all levels.",
+    "level": "Hierarchy level: 0 is the coarsest partition of the graph, each level below splits its parent.",
+    "parent": "Community number of the parent one level up (-1 at level 0).",
+    "children": "Community numbers of the communities that split this one, one level down.",
+    "period": "Date the community was built (YYYY-MM-DD).",
+    "size": "Number of entities in the community.",
+    "stage": "The step that made the LLM call, e.g. extraction, claims, summary, report or embedding.",
+    "recorded_at": "When the error was recorded.",
+}
+COLUMN_DESCRIPTIONS = {
+    "documents": {
+        "title": "Document title: the file name, or the title column of a CSV/JSONL/Parquet row.",
+        "text": "Full text of the document.",
+    },
+    "text_units": {
+        "text": "Text of the chunk.",
+        "n_tokens": "Length of the chunk in tokens.",
+        "document_id": "The document (documents.id) the chunk was cut from.",
+        "chunk_index": "Position of the chunk in its document, from 0.",
+        "entity_ids": "Entities (entities.id) mentioned in the chunk; written by the graph build. Membership: list_contains(entity_ids, id).",
+        "relationship_ids": "Relationships (relationships.id) evidenced by the chunk; written by the graph build.",
+    },
+    "extracted_entities": {
+        "name_key": "Normalised name the graph build merges records by (entities.name_key).",
+        "title": "Name as extracted from the text unit.",
+        "type": "Entity type as extracted (PERSON, ORGANIZATION, GEO, EVENT, CONCEPT, ...).",
+        "description": "What the text unit says about the entity.",
+        "mentions": "Times the name occurs in the text unit.",
+        "document_title": "True when the name is the document's own title: the graph keeps it however rarely mentioned (NULL from the LLM and older records).",
+    },
+    "extracted_relationships": {
+        "source_key": "name_key of one end.",
+        "target_key": "name_key of the other end.",
+        "description": "What the text unit says about the pair.",
+        "weight": "Evidence of the pair in this text unit.",
+    },
+    "covariates": {
+        "covariate_type": "Always 'claim'.",
+        "type": "Claim type, e.g. FUNDING or MEETING.",
+        "description": "The claim in words.",
+        "subject_id": "Subject entity's name as extracted (resolve through entity_merges and entities.name_key).",
+        "object_id": "Object entity's name as extracted, or NULL.",
+        "status": "TRUE, FALSE or SUSPECTED.",
+        "start_date": "Start of the claim's period (ISO date), if stated.",
+        "end_date": "End of the claim's period (ISO date), if stated.",
+        "source_text": "Quotation from the text unit that supports the claim.",
+    },
+    "sources": {
+        "settings_hash": "Reading fingerprint the file was fully indexed with; NULL while chunked but not yet extracted (or a text unit's LLM call failed).",
+        "documents": "Number of documents read from the file.",
+        "text_units": "Number of text units cut from the file.",
+        "indexed_at": "When the file's row was last written.",
+    },
+    "source_errors": {
+        "error": "Why the file could not be read (empty, binary, not UTF-8, a missing column, ...); its earlier rows are kept.",
+    },
+    "entities": {
+        "title": "Entity name, as most often written.",
+        "type": "Entity type (PERSON, ORGANIZATION, GEO, EVENT, CONCEPT, ...).",
+        "description": "Merged description of the entity (an LLM summary when descriptions were many).",
+        "frequency": "Number of text units mentioning the entity.",
+        "degree": "Number of relationships of the entity.",
+        "name_key": "Normalised name: lower case, without punctuation or honorifics; what merging compares.",
+    },
+    "relationships": {
+        "source": "Title of one end (entities.title); the direction has no meaning.",
+        "target": "Title of the other end (entities.title).",
+        "combined_degree": "Sum of the degrees of both ends.",
+        "source_id": "entities.id of source.",
+        "target_id": "entities.id of target.",
+    },
+    "entity_merges": {
+        "name_key": "The name merged away (or proposed to be).",
+        "title": "That name as written.",
+        "merged_into_key": "name_key of the entity it was merged into.",
+        "merged_into_title": "Title of the entity it was merged into.",
+        "reason": "Evidence that proposed the merge (abbreviation, honorific dropped, spelling variant, ...).",
+        "score": "Strength of that evidence, 0 to 1.",
+        "decided_by": "'rule', the confirming model's name, or 'rule (LLM failed)'.",
+        "rejected": "True when proposed but not applied: the name stays its own entity.",
+        "decision_reason": "The model's reason, or why the pair was not applied.",
+    },
+    "communities": {
+        "title": "'Community <number>' (the report has a descriptive title).",
+        "entity_ids": "Member entities (entities.id).",
+        "relationship_ids": "Relationships (relationships.id) between members.",
+        "text_unit_ids": "Text units (text_units.id) mentioning members.",
+    },
+    "community_reports": {
+        "title": "Report title naming the community's main entities.",
+        "summary": "Executive summary of the report.",
+        "full_content": "The whole report as markdown, with [Data: ...] citations of rows by human_readable_id.",
+        "rank": "Importance of the community, 0 to 10.",
+        "rating_explanation": "Why the rank was given.",
+        "findings": "Findings, each a summary and an explanation.",
+        "full_content_json": "The report as the JSON document it was written as.",
+        "generated_by": "'extractive' (offline) or the model that wrote the report.",
+        "input_hash": "Hash of what the model read (model reports only): an unchanged input keeps the report without a call.",
+    },
+    "embeddings": {
+        "id": "Id of the embedded row: text_units.id, entities.id or community_reports.id, depending on kind.",
+        "kind": "What was embedded: 'text_unit_text', 'entity_description' (title: description) or 'community_full_content'.",
+        "model": "Embedder: 'hashed-ngram-crc32-<dimensions>', a MiniLM model or the embedding model; vectors of different models are not comparable.",
+        "text": "The text that was embedded.",
+        "vector": "The embedding; its length depends on the model. Compare with list_cosine_similarity (no cast needed).",
+    },
+    "search_terms": {
+        "kind": "'text_unit_text' or 'community_full_content'.",
+        "id": "text_units.id or community_reports.id, depending on kind.",
+        "term": "A term as the query side tokenizes: folded, plural-stemmed word or Chinese bigram.",
+        "tf": "Times the term occurs in the text.",
+    },
+    "llm_failures": {
+        "scope": "What the call was for: a source partition, or '<corpus>#summary' / '<corpus>#report'.",
+        "item_id": "The item whose call failed: a text unit, entity or community.",
+        "error": "The last error after retries.",
+    },
+    "corpus_builds": {
+        "sources_hash": "Fingerprint of the corpus's sources and how far each was indexed, as the build saw them.",
+        "stage_fingerprints": "JSON: stage -> code version and hash of the settings it read (graphrag_assets.fingerprints).",
+        "built_at": "When the build completed.",
+    },
+    "llm_cache": {
+        "key": "Hash of model, messages, parameters, schema and prompt version.",
+        "model": "Model that answered.",
+        "value": "The answer (JSON for structured outputs, a vector for embeddings).",
+        "prompt_tokens": "Prompt tokens the endpoint reported for the call.",
+        "completion_tokens": "Completion tokens the endpoint reported (0 for embeddings).",
+        "created_at": "When the answer came back.",
+    },
+}
+
+
+def column_description(table_name: str, column: str) -> str:
+    described = COLUMN_DESCRIPTIONS[table_name].get(column) or SHARED_COLUMN_DESCRIPTIONS.get(column)
+    if described is None:
+        raise KeyError(f"column {table_name}.{column} has no description: add it to COLUMN_DESCRIPTIONS in storage/schema.py")
+    return described
+
+
+def sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def comment_statements() -> list[str]:
+    """COMMENT ON every table and column of the index, from the descriptions above."""
+    statements = []
+    for table in TABLES.values():
+        statements.append(f'COMMENT ON TABLE "{table.name}" IS {sql_string(table.description)}')
+        statements += [
+            f'COMMENT ON COLUMN "{table.name}"."{column}" IS {sql_string(column_description(table.name, column))}' for column in table.columns
+        ]
+    return statements
 
 
 def duckdb_type(dtype: pl.DataType) -> str:

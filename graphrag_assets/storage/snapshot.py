@@ -42,7 +42,8 @@ def lancedb_versions(vectors: str | Path) -> dict[str, int]:
 
 
 def publish_snapshot(database: str | Path, vectors: str | Path, corpus: str) -> dict:
-    """Copy the (closed, checkpointed) index to a new snapshot and point readers at it."""
+    """Copy the (closed, checkpointed) index to a new snapshot, add the views for SQL users,
+    and point readers at it."""
     database = Path(database)
     with duckdb.connect(str(database)) as connection:
         connection.execute("CHECKPOINT")
@@ -52,6 +53,14 @@ def publish_snapshot(database: str | Path, vectors: str | Path, corpus: str) -> 
     target = folder / f"{database.stem}.{stamp.strftime('%Y%m%dT%H%M%S%f')}.duckdb"
     partial = target.with_suffix(".partial")
     shutil.copyfile(database, partial)
+    # Comments, views and macros for SQL users go into the copy, from the code publishing it
+    # (see storage/views.py); closing the connection checkpoints them into the file. Imported
+    # here: readers import this module for read_pointer, and the views' schema code would
+    # add to every query's start-up.
+    from .views import describe_for_sql_users
+
+    with duckdb.connect(str(partial)) as snapshot:
+        describe_for_sql_users(snapshot)
     os.replace(partial, target)
     pointer = {
         "snapshot": str(target.resolve()),

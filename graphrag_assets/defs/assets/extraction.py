@@ -2,10 +2,12 @@
 since the last build.
 
 One step each per corpus, not one per source file: ``text_units`` chunks every source
-read since the last build (new and changed files; a settings change makes
-``graphrag-index`` read the files again), and ``extractions`` extracts their text units,
-and those of sources with a failed text unit, all at the LLM's concurrency; the steps
-after them follow in the same run. Per source file, Dagster writes a planned and a
+read since the last build (new and changed files), and ``extractions`` extracts their
+text units, and those of sources with a failed text unit, all at the LLM's concurrency;
+the steps after them follow in the same run. When the chunker's or the extractor's
+fingerprint (its code version and settings, ``fingerprints``) differs from the last
+build's, or the run config asks for a rebuild, the step redoes every source of the corpus
+instead. Per source file, Dagster writes a planned and a
 materialization event per partition and asset (20-30 ms each with its SQLite storage):
 for extraction, 12 s for 400 files between the last extraction call and the graph build.
 """
@@ -30,33 +32,35 @@ from ...core.extraction.llm import extract_with_llm
 from ...core.extraction.offline import extract_offline
 from ...core.ids import keep_short_ids
 from ...core.inputs import given_title
-from ...fingerprints import source_settings_hash
-from ...llm.prompts import prompts_version
-from ...llm.resources import CLAIM_PROMPT, SOURCE_PROMPTS, LLMResource
+from ...fingerprints import code_version, current_fingerprints
+from ...llm.resources import LLMResource
 from ...settings import IndexSettings
 from ...storage.schema import LLM_FAILURE_COLUMNS, SOURCE_COLUMNS, TABLES
 from ..metadata import table_metadata
 from ..partitions import ALL_SOURCES
-from .graph import FOLLOW_SOURCES, GRAPH_ASSET_OPTIONS, retract_deleted_sources
+from .graph import FOLLOW_SOURCES, GRAPH_ASSET_OPTIONS, RebuildConfig, retract_deleted_sources, why_redo_everything
 from .sources import utc_now
 
 
 @asset(
     deps=[AssetDep("documents", partition_mapping=ALL_SOURCES)],
-    code_version="text_units-v3",
+    code_version=code_version("chunking", "text_units"),
     description="Token chunks of the documents read since the last build (tiktoken cl100k_base, offline).",
     kinds={"duckdb", "polars"},
     check_specs=[AssetCheckSpec("text_units_belong_to_documents", asset="text_units", description="Every text unit's document_id is a document.")],
     automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
-def text_units(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
+def text_units(context: AssetExecutionContext, config: RebuildConfig, settings: IndexSettings) -> MaterializeResult:
     started = time.perf_counter()
     corpus = context.partition_key
     with settings.store() as store:
         store.ensure_schema()
         retract_deleted_sources(context, store, corpus)
-        to_chunk = store.sources_not_extracted(corpus).filter(~pl.col("chunked"))["source_partition"].to_list()
+        if why_redo_everything(context, store, settings, "chunking", config):
+            to_chunk = store.read("SELECT DISTINCT source_partition FROM documents WHERE corpus = ? ORDER BY 1", [corpus])["source_partition"].to_list()
+        else:
+            to_chunk = store.sources_not_extracted(corpus).filter(~pl.col("chunked"))["source_partition"].to_list()
         docs = store.read_table("documents", "source_partition", to_chunk)
         units = chunk_documents(docs, settings.chunking()).with_columns(
             pl.lit([], pl.List(pl.String)).alias("entity_ids"), pl.lit([], pl.List(pl.String)).alias("relationship_ids")
@@ -83,7 +87,7 @@ def text_units(context: AssetExecutionContext, settings: IndexSettings) -> Mater
 
 @asset(
     deps=[text_units],
-    code_version=f"extractions-v4-{prompts_version(*SOURCE_PROMPTS, CLAIM_PROMPT)}",
+    code_version=code_version("extraction", "extractions"),
     description=(
         "Per-text-unit entity and relationship records of the sources not yet extracted: by the LLM "
         "when GRAPHRAG_LLM_MODEL is set (structured extraction plus gleaning), otherwise offline (proper "
@@ -97,15 +101,17 @@ def text_units(context: AssetExecutionContext, settings: IndexSettings) -> Mater
     automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
-def extractions(context: AssetExecutionContext, settings: IndexSettings, llm: LLMResource) -> MaterializeResult:
+def extractions(context: AssetExecutionContext, config: RebuildConfig, settings: IndexSettings, llm: LLMResource) -> MaterializeResult:
     started = time.perf_counter()
     corpus = context.partition_key
-    settings_hash = source_settings_hash(settings, llm)
     with settings.store() as store:
         store.ensure_schema()
         retract_deleted_sources(context, store, corpus)
         waiting = store.sources_not_extracted(corpus)
-        pending = waiting.filter("chunked")["source_partition"].to_list()
+        if why_redo_everything(context, store, settings, "extraction", config):
+            pending = store.read("SELECT source_partition FROM sources WHERE corpus = ? ORDER BY 1", [corpus])["source_partition"].to_list()
+        else:
+            pending = waiting.filter("chunked")["source_partition"].to_list()
         unchunked = waiting.filter(~pl.col("chunked"))["source_partition"].to_list()
         if unchunked:
             context.log.warning(f"{len(unchunked)} source(s) read but not chunked yet, left for text_units: {unchunked[:10]}")
@@ -138,15 +144,20 @@ def extractions(context: AssetExecutionContext, settings: IndexSettings, llm: LL
             titles = {row["id"]: title for row in documents.iter_rows(named=True) if (title := given_title(row["title"], row["source_path"]))}
             extracted_entities, extracted_relationships = extract_offline(units, titles)
             method = {"method": "offline (rule-based English, jieba Chinese); no LLM calls", "llm_calls": 0}
-        # A source with a failed text unit stays not extracted, so the next build retries it
-        # (only the failed calls: the others are cached).
-        extracted = sorted(set(pending) - set(failures["scope"].to_list()))
+        # A source with a failed text unit stays (or, extracted again, becomes) not extracted,
+        # so the next build retries it (only the failed calls: the others are cached).
+        failed_sources = sorted(set(failures["scope"].to_list()))
+        extracted = sorted(set(pending) - set(failed_sources))
         with store.transaction() as tx:
             tx.replace("extracted_entities", extracted_entities, pending)
             tx.replace("extracted_relationships", extracted_relationships, pending)
             tx.replace("covariates", claims, pending)
             tx.replace("llm_failures", failures, pending)
-            tx.execute("UPDATE sources SET settings_hash = ?, indexed_at = now() WHERE source_partition IN (SELECT unnest(?))", [settings_hash, extracted])
+            tx.execute("UPDATE sources SET settings_hash = NULL WHERE source_partition IN (SELECT unnest(?))", [failed_sources])
+            tx.execute(
+                "UPDATE sources SET settings_hash = ?, indexed_at = now() WHERE source_partition IN (SELECT unnest(?))",
+                [str(current_fingerprints(settings)["reading"]), extracted],
+            )
         return MaterializeResult(
             metadata=method
             | {

@@ -18,16 +18,18 @@ from dagster import (
     AssetExecutionContext,
     AssetSpec,
     AutomationCondition,
+    Config,
     DataVersion,
     MaterializeResult,
     MetadataValue,
     asset,
     multi_asset,
 )
+from pydantic import Field
 
 from ...core.claims import resolve_claims
 from ...core.communities import detect_communities, ego_node, stabilize_numbers
-from ...core.embedding import embed_missing, embedding_inputs, entity_inputs
+from ...core.embedding import EMBEDDING_COLUMNS, embed_missing, embedding_inputs, entity_inputs
 from ...core.lexical import search_term_rows
 from ...core.graph import build_graph, link_text_units
 from ...core.ids import content_hash, keep_short_ids
@@ -35,8 +37,7 @@ from ...core.reports import extractive_reports
 from ...core.reports_llm import llm_reports
 from ...core.llm_graph import build_llm_graph
 from ...core.resolution import apply_resolution, candidate_pairs, resolve, rule_decisions, titled_as_entities
-from ...fingerprints import graph_settings_hash
-from ...llm.prompts import prompts_version
+from ...fingerprints import code_version, current_fingerprints, dump_fingerprints, recorded_fingerprints, stage_changes
 from ...llm.resources import EmbeddingResource, LLMResource, OpenAIEmbedder
 from ...settings import IndexSettings
 from ...storage.duckdb_store import IndexStore
@@ -67,6 +68,25 @@ FOLLOW_SOURCES = (
 ).with_label("follow_sources")
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 GRAPH_ASSET_OPTIONS = dict(partitions_def=corpus_partitions, pool=DUCKDB_POOL, group_name="graph", retry_policy=STEP_RETRIES)
+
+
+class RebuildConfig(Config):
+    """Run config of the assets that keep earlier work (``fingerprints.KEEPS_EARLIER_WORK``)."""
+
+    rebuild: bool = Field(
+        default=False,
+        description="Redo every source of the corpus instead of keeping what is unchanged (graphrag-index --rebuild).",
+    )
+
+
+def why_redo_everything(context: AssetExecutionContext, store: IndexStore, settings: IndexSettings, stage: str, config: RebuildConfig) -> str | None:
+    """Why this step redoes every source of its corpus rather than keep earlier work: asked
+    to, or its stage's fingerprint differs from the last build's (``None``: neither). Decided
+    here, not only by graphrag-index, so that a run from the UI or automation redoes it too."""
+    why = "rebuild requested" if config.rebuild else stage_changes(recorded_fingerprints(store, context.partition_key), current_fingerprints(settings)).get(stage)
+    if why:
+        context.log.info(f"redoing every source of corpus {context.partition_key}: {why}")
+    return why
 
 
 def frame_version(frame: pl.DataFrame, columns: list[str]) -> DataVersion:
@@ -105,7 +125,7 @@ def _failure_check(name: str, failures: pl.DataFrame, asset_key: str | None = No
         AssetSpec(
             "entities",
             deps=["extractions", "text_units"],
-            code_version=f"entities-v3-{prompts_version('summarize_descriptions', 'confirm_merges')}",
+            code_version=code_version("graph", "entities"),
             description="Entities merged across every source of the corpus, with frequency, degree and supporting text units.",
             kinds={"duckdb", "polars"},
             automation_condition=FOLLOW_SOURCES,
@@ -113,7 +133,7 @@ def _failure_check(name: str, failures: pl.DataFrame, asset_key: str | None = No
         AssetSpec(
             "relationships",
             deps=["extractions", "text_units"],
-            code_version=f"relationships-v3-{prompts_version('summarize_descriptions', 'confirm_merges')}",
+            code_version=code_version("graph", "relationships"),
             description="Relationships: offline, co-occurrence weighted by a PMI variant and pruned; with an LLM, as extracted, strengths summed.",
             kinds={"duckdb", "polars"},
             automation_condition=FOLLOW_SOURCES,
@@ -196,7 +216,7 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
 
 @asset(
     deps=["relationships", "entities"],
-    code_version="communities-v1",
+    code_version=code_version("clustering", "communities"),
     description="Hierarchical Leiden communities (graspologic-native), every level, with parent/children links.",
     kinds={"duckdb", "polars"},
     check_specs=[AssetCheckSpec("members_exist", asset="communities", description="Every community member is an entity of the corpus.")],
@@ -234,7 +254,7 @@ def communities(context: AssetExecutionContext, settings: IndexSettings) -> Mate
 
 @asset(
     deps=["communities", "entities", "relationships"],
-    code_version=f"community_reports-v3-{prompts_version('community_report')}",
+    code_version=code_version("reports", "community_reports"),
     description=(
         "One report per community: written by the LLM bottom-up within an input token budget when "
         "GRAPHRAG_LLM_MODEL is set (with the claims about its members, when claims are extracted); "
@@ -248,7 +268,7 @@ def communities(context: AssetExecutionContext, settings: IndexSettings) -> Mate
     automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
-def community_reports(context: AssetExecutionContext, settings: IndexSettings, llm: LLMResource) -> MaterializeResult:
+def community_reports(context: AssetExecutionContext, config: RebuildConfig, settings: IndexSettings, llm: LLMResource) -> MaterializeResult:
     started = time.perf_counter()
     corpus = _corpus(context)
     with settings.store() as store:
@@ -259,6 +279,9 @@ def community_reports(context: AssetExecutionContext, settings: IndexSettings, l
         llm_settings = llm.get_settings()
         failures: list[dict] = []
         if llm_settings.enabled:
+            # Rewriting every report asks the model again; the cache answers each whose prompt is unchanged.
+            redo = why_redo_everything(context, store, settings, "reports", config)
+            kept = None if redo else store.read_table("community_reports", "corpus", [corpus])
             # Claims name entities as extracted; here they meet the entities they were merged into.
             claims = resolve_claims(
                 store.read_table("covariates", "corpus", [corpus]), entities, store.read_table("entity_merges", "corpus", [corpus])
@@ -266,7 +289,7 @@ def community_reports(context: AssetExecutionContext, settings: IndexSettings, l
             with llm.session(store) as session:
                 reports, failures, context_tokens = llm_reports(
                     session.client, found, entities, relationships, corpus, llm_settings.report_budget, llm_settings.model_for("report"),
-                    previous=store.read_table("community_reports", "corpus", [corpus]), claims=claims,
+                    previous=kept, claims=claims,
                     embed_ahead=entity_inputs(entities)["text"].to_list(),
                 )
             usage = session.usage.metadata(llm_settings) | {
@@ -301,7 +324,7 @@ def community_reports(context: AssetExecutionContext, settings: IndexSettings, l
 
 @asset(
     deps=["text_units", "entities", "community_reports"],
-    code_version="embeddings-v1",
+    code_version=code_version("embeddings", "embeddings"),
     description=(
         "The search index: vectors of text units, entity descriptions ('title: description') and report full content, "
         "in DuckDB and LanceDB, and the BM25 terms of text units and reports (table search_terms)."
@@ -311,7 +334,7 @@ def community_reports(context: AssetExecutionContext, settings: IndexSettings, l
     automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
-def embeddings(context: AssetExecutionContext, settings: IndexSettings, llm: LLMResource, embedding: EmbeddingResource) -> MaterializeResult:
+def embeddings(context: AssetExecutionContext, config: RebuildConfig, settings: IndexSettings, embedding: EmbeddingResource) -> MaterializeResult:
     started = time.perf_counter()
     corpus = _corpus(context)
     with settings.store() as store:
@@ -321,7 +344,9 @@ def embeddings(context: AssetExecutionContext, settings: IndexSettings, llm: LLM
             store.read_table("entities", "corpus", [corpus]),
             store.read_table("community_reports", "corpus", [corpus]),
         )
-        existing = store.read_table("embeddings", "corpus", [corpus])
+        # Embedding every text again asks an endpoint again; its cache answers each text it embedded.
+        redo = why_redo_everything(context, store, settings, "embeddings", config)
+        existing = pl.DataFrame(schema=EMBEDDING_COLUMNS) if redo else store.read_table("embeddings", "corpus", [corpus])
         usage: dict = {"llm_calls": 0}
         if embedding.get_settings().embeddings_enabled:
             with embedding.session(store) as session:
@@ -333,7 +358,7 @@ def embeddings(context: AssetExecutionContext, settings: IndexSettings, llm: LLM
             rows, embedded = embed_missing(wanted, existing, embedder, corpus)
         built_at = dt.datetime.now(dt.timezone.utc)
         build = pl.DataFrame(
-            [{"corpus": corpus, "sources_hash": store.sources_fingerprint(corpus), "settings_hash": graph_settings_hash(settings, llm, embedding), "built_at": built_at}],
+            [{"corpus": corpus, "sources_hash": store.sources_fingerprint(corpus), "stage_fingerprints": dump_fingerprints(current_fingerprints(settings)), "built_at": built_at}],
             schema=CORPUS_BUILD_COLUMNS,
         )
         terms = search_term_rows(wanted, corpus)
@@ -363,7 +388,7 @@ def embeddings(context: AssetExecutionContext, settings: IndexSettings, llm: LLM
 
 @asset(
     deps=["embeddings", "community_reports", "communities", "entities", "relationships"],
-    code_version="published_index-v1",
+    code_version="published_index-v2",
     description=(
         "A read-only snapshot of the index after a complete graph build, swapped in atomically "
         "for readers (graphrag_query), with the LanceDB table versions of the same moment."

@@ -6,8 +6,8 @@ failed check) and its previously indexed rows stay as they were; the other files
 run are indexed.
 
 A source's row in the ``sources`` table says how far it got: none once its file is read
-(again), ``settings_hash`` NULL once the corpus's graph build has chunked it, the
-settings it was indexed with once every one of its text units is extracted.
+(again), ``settings_hash`` NULL once the corpus's graph build has chunked it, the reading
+fingerprint it was indexed with once every one of its text units is extracted.
 """
 
 
@@ -29,6 +29,7 @@ from dagster import (
 
 from ...core.ids import keep_short_ids
 from ...core.inputs import InputError, SourceFile, read_source, split_partition_key
+from ...fingerprints import code_version
 from ...settings import IndexSettings
 from ...storage.schema import SOURCE_COLUMNS, SOURCE_ERROR_COLUMNS, TABLES
 from ..metadata import table_metadata
@@ -56,7 +57,7 @@ def _read_partition(settings: IndexSettings, key: str) -> pl.DataFrame:
 
 @asset(
     **SOURCE_ASSET_OPTIONS,
-    code_version="documents-v1",
+    code_version=code_version("reading", "documents"),
     description="Documents read from each input file (one per .txt/.md file, one per row of CSV/JSONL/Parquet).",
     check_specs=[AssetCheckSpec("sources_readable", asset="documents", description="Every source file of the run could be read.")],
 )
