@@ -1,0 +1,1 @@
+"""Other GraphRAG indexes: Microsoft GraphRAG's parquet output in and out of ours."""

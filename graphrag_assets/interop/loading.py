@@ -1,0 +1,93 @@
+"""Moving a corpus between the index and graphrag's output folder: the shell around
+``graphrag_parquet``'s conversions (files, the DuckDB write path, LanceDB, the published
+snapshot)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import polars as pl
+
+from ..core.embedding import Embedder
+from ..core.inputs import check_corpus_name
+from ..fingerprints import current_fingerprints, dump_fingerprints
+from ..llm.settings import LLMSettings
+from ..settings import IndexSettings
+from ..storage.duckdb_store import IndexStore
+from ..storage.schema import CORPUS_BUILD_COLUMNS, TABLES
+from ..storage.snapshot import publish_snapshot
+from .graphrag_parquet import GRAPHRAG_COLUMNS, graphrag_to_tables, read_graphrag_folder, search_index, tables_to_graphrag, write_graphrag_folder
+
+
+@contextmanager
+def configured_embedder(settings: IndexSettings, store: IndexStore) -> Iterator[Embedder]:
+    """The embedder the embeddings asset uses: the endpoint's model when
+    GRAPHRAG_EMBEDDING_MODEL is set (its answers cached in the open index), otherwise
+    GRAPHRAG_EMBEDDER. Queries embed the question with the same one."""
+    endpoint = LLMSettings.from_env()
+    if not endpoint.embeddings_enabled:
+        yield settings.make_embedder()
+        return
+    from ..llm.resources import LLMSession, OpenAIEmbedder
+
+    with LLMSession(endpoint, store.open_connection) as session:
+        yield OpenAIEmbedder(session)
+
+
+def source_partitions_of(store: IndexStore, corpus: str) -> list[str]:
+    """Every source partition that has rows of the corpus in a per-source table."""
+    selects = " UNION ".join(
+        f'SELECT source_partition FROM "{table.name}" WHERE corpus = $1' for table in TABLES.values() if table.partition_column == "source_partition"
+    )
+    return store.read(selects, [corpus])["source_partition"].to_list()
+
+
+def import_graphrag(folder: Path, corpus: str, settings: IndexSettings) -> dict[str, int]:
+    """Replace the corpus in the index by graphrag's output in ``folder``, as a graph build
+    would leave it (search index, build record, LanceDB mirror), and publish a snapshot
+    for readers. Returns rows per table. Everything is read, checked and embedded before
+    the index is touched, and written in one transaction: an input that cannot be imported
+    (``GraphragFormatError``) changes nothing. Other corpora are left as they are."""
+    check_corpus_name(corpus, "--corpus")
+    imported_at = dt.datetime.now(dt.timezone.utc)
+    tables = graphrag_to_tables(read_graphrag_folder(folder), corpus, imported_at)
+    with settings.store() as store:
+        store.ensure_schema()
+        with configured_embedder(settings, store) as embedder:
+            tables["embeddings"], tables["search_terms"] = search_index(tables, corpus, embedder)
+        # The corpus's sources of before go, whatever they were (files indexed, or another import).
+        sources = sorted(set(source_partitions_of(store, corpus)) | set(tables["sources"]["source_partition"]))
+        with store.transaction() as tx:
+            for name, frame in tables.items():
+                tx.replace(name, frame, sources if TABLES[name].partition_column == "source_partition" else [corpus])
+            tx.replace("source_errors", pl.DataFrame(schema=TABLES["source_errors"].columns), sources)
+            tx.replace("llm_failures", pl.DataFrame(schema=TABLES["llm_failures"].columns), [*sources, f"{corpus}#summary", f"{corpus}#report"])
+            # Only the embeddings stage ran here: indexing this corpus from files later redoes every other stage.
+            fingerprints = {"embeddings": current_fingerprints(settings)["embeddings"]}
+            build = pl.DataFrame(
+                [{"corpus": corpus, "sources_hash": store.sources_fingerprint(corpus), "stage_fingerprints": dump_fingerprints(fingerprints), "built_at": imported_at}],
+                schema=CORPUS_BUILD_COLUMNS,
+            )
+            tx.replace("corpus_builds", build, [corpus])
+        # The mirror records the build as readers of corpus_builds see it (indexing.corpus_work).
+        stamp = store.read("SELECT epoch_us(built_at) AS stamp FROM corpus_builds WHERE corpus = ?", [corpus])["stamp"][0]
+    settings.vector_store().replace_corpus(corpus, tables["embeddings"], build=stamp)
+    publish_snapshot(settings.database, settings.vectors, corpus)
+    return {name: frame.height for name, frame in tables.items()}
+
+
+def export_graphrag(database: str | None, corpus: str, folder: Path) -> dict[str, int]:
+    """Write the corpus, as the published snapshot holds it, to ``folder`` in graphrag
+    3.x's layout. Returns rows per file."""
+    from graphrag_query.reader import IndexNotFound, IndexReader
+
+    reader = IndexReader(database, corpus)
+    tables = {name: reader.table(name) for name in GRAPHRAG_COLUMNS}
+    if tables["documents"].is_empty():
+        raise IndexNotFound(f"corpus {corpus!r} has no documents in {reader.source}")
+    frames = tables_to_graphrag(tables)
+    write_graphrag_folder(frames, folder)
+    return {name: frame.height for name, frame in frames.items()}
