@@ -5,8 +5,6 @@ once the holder lets go, with no manual step."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 
 import duckdb
@@ -14,19 +12,7 @@ import duckdb
 from graphrag_assets.storage.snapshot import read_pointer
 
 from .daemon import Daemon
-
-
-class Holder:
-    """Another process with a read-only connection open on the live file."""
-
-    def __init__(self, database: str):
-        code = "import duckdb, sys; c = duckdb.connect(sys.argv[1], read_only=True); print('open', flush=True); sys.stdin.read()"
-        self.process = subprocess.Popen([sys.executable, "-c", code, database], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert self.process.stdout.readline().strip() == "open"
-
-    def release(self) -> None:
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
+from .holder import Holder
 
 
 def published(database: str, sql: str) -> int:
