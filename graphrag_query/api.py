@@ -43,9 +43,10 @@ def _reader(database: str | None, corpus: str, reader: IndexReader | None) -> In
     return reader or IndexReader(database, corpus)
 
 
-def _llm(use_llm: bool | None):
+def _llm(use_llm: bool | None, reader: IndexReader):
     """None: the LLM when GRAPHRAG_LLM_MODEL is configured, else offline; False: offline;
-    True: the LLM, or an error naming the missing setting."""
+    True: the LLM, or an error naming the missing setting. Its calls are logged beside
+    the reader's index."""
     if use_llm is False:
         return None
     if use_llm is None and not os.environ.get("GRAPHRAG_LLM_MODEL"):
@@ -58,9 +59,10 @@ def _llm(use_llm: bool | None):
     if not settings.enabled:
         llm = None
     else:
+        from .call_log import QueryCallLog
         from .llm import QueryLLM  # imports the HTTP clients only when they will be used
 
-        llm = QueryLLM(settings)
+        llm = QueryLLM(settings, QueryCallLog(reader.database, reader.corpus))
     if llm is None and use_llm:
         raise ValueError("use_llm=True but no LLM is configured: set GRAPHRAG_LLM_MODEL and GRAPHRAG_LLM_BASE_URL or GRAPHRAG_LLM_API_KEY")
     return llm
@@ -86,8 +88,8 @@ def global_search(
         community_level=community_level, dynamic=dynamic, map_budget=map_budget, reduce_budget=budget,
         response_type=response_type, allow_general_knowledge=allow_general_knowledge,
     )
-    llm = _llm(use_llm)
-    return prepare_global(question, _reader(database, corpus, reader), settings, llm=llm).finish()
+    reader = _reader(database, corpus, reader)
+    return prepare_global(question, reader, settings, llm=_llm(use_llm, reader)).finish()
 
 
 def local_search(
@@ -109,8 +111,8 @@ def local_search(
     settings = LocalSettings(
         top_k_entities=top_k_entities, budget=budget, text_unit_share=text_unit_share, community_share=community_share, response_type=response_type
     )
-    llm = _llm(use_llm)
-    return prepare_local(question, _reader(database, corpus, reader), settings, history, exclude_entities, llm=llm).finish()
+    reader = _reader(database, corpus, reader)
+    return prepare_local(question, reader, settings, history, exclude_entities, llm=_llm(use_llm, reader)).finish()
 
 
 def drift_search(
@@ -131,8 +133,8 @@ def drift_search(
     settings = DriftSettings(
         primer_reports=primer_reports, depth=depth, followups_per_round=followups_per_round, budget=budget, response_type=response_type
     )
-    llm = _llm(use_llm)
-    return prepare_drift(question, _reader(database, corpus, reader), settings, llm=llm).finish()
+    reader = _reader(database, corpus, reader)
+    return prepare_drift(question, reader, settings, llm=_llm(use_llm, reader)).finish()
 
 
 def basic_search(
@@ -146,8 +148,9 @@ def basic_search(
     response_type: str = "multiple paragraphs",
     reader: IndexReader | None = None,
 ) -> SearchResult:
-    llm = _llm(use_llm)
-    return prepare_basic(question, _reader(database, corpus, reader), BasicSettings(k=k, budget=budget, response_type=response_type), llm=llm).finish()
+    reader = _reader(database, corpus, reader)
+    settings = BasicSettings(k=k, budget=budget, response_type=response_type)
+    return prepare_basic(question, reader, settings, llm=_llm(use_llm, reader)).finish()
 
 
 def search(
@@ -182,7 +185,7 @@ def _prepare(question: str, *, method, database, corpus, history, community_leve
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)} or 'auto', got {method!r}")
     options = {"response_type": response_type} | ({} if budget is None else {"budget": budget})
-    prepared = METHODS[method](question, reader, options, _llm(use_llm), history=history, community_level=community_level, routed=reason is not None)
+    prepared = METHODS[method](question, reader, options, _llm(use_llm, reader), history=history, community_level=community_level, routed=reason is not None)
     prepared.result.route_reason = reason
     return prepared
 
@@ -231,7 +234,8 @@ class SearchStream:
             async for piece in pieces:
                 written.append(piece)
                 yield piece
-        self.result = prepared.complete("".join(written))
+        # In a worker thread: logging the calls may wait briefly for the log file's lock.
+        self.result = await asyncio.to_thread(prepared.complete, "".join(written))
 
 
 def search_stream(question: str, **options) -> SearchStream:

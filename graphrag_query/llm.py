@@ -2,6 +2,7 @@
 usage), with an in-memory cache for the calls of one search (a DRIFT tree asks some
 questions twice); searches do not share it. Map, rating and DRIFT steps are
 structured (JSON); final answers are plain text, streamed as the model writes them.
+Every call is recorded in the index's query call log (``call_log.py``).
 Imported only when an LLM is configured, so ``import graphrag_query`` stays light."""
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pydantic import BaseModel, Field
 from graphrag_assets.llm.client import LLMCache, LLMClient, Usage
 from graphrag_assets.llm.prompts import load_prompt
 from graphrag_assets.llm.settings import LLMSettings
+
+from .call_log import QueryCallLog
 
 
 class MapPoint(BaseModel):
@@ -58,10 +61,11 @@ class _LoopThread:
 
 
 class QueryLLM:
-    def __init__(self, settings: LLMSettings):
+    def __init__(self, settings: LLMSettings, log: QueryCallLog):
         self.settings = settings
         self.cache = LLMCache(duckdb.connect(":memory:"))
         self.usage = Usage()
+        self.log = log
 
     @property
     def model(self) -> str:
@@ -102,22 +106,31 @@ class QueryLLM:
         stage = self.usage.stage("query")
         return stage.calls, stage.prompt_tokens, stage.completion_tokens
 
+    def record_calls(self, method: str) -> None:
+        """Log the calls made since the last record, as calls of a ``method`` search."""
+        self.log.append(self.cache.take_calls(), f"{method}_search")
+
 
 async def _next(pieces: AsyncIterator[str]) -> str | None:
     return await anext(pieces, None)
 
 
 class EndpointEmbedder:
-    """Embeds questions with the endpoint model the index was built with."""
+    """Embeds questions with the endpoint model the index was built with. Its calls are
+    logged as soon as they are made: the embedder serves every search of its reader, and
+    knows none of them."""
 
-    def __init__(self, settings: LLMSettings):
+    def __init__(self, settings: LLMSettings, log: QueryCallLog):
         self.settings = settings
         self.name = settings.embedding_model or ""
         self.cache = LLMCache(duckdb.connect(":memory:"))
+        self.log = log
 
     def embed(self, texts: list[str]):
         async def run():
             async with LLMClient(self.settings, self.cache) as client:
                 return await client.embed(texts)
 
-        return _LoopThread.run(run())
+        vectors = _LoopThread.run(run())
+        self.log.append(self.cache.take_calls(), "query_embedding")
+        return vectors

@@ -117,9 +117,10 @@ class IndexReader:
             return MiniLMEmbedder()
         endpoint = LLMSettings.from_env()
         if endpoint.embeddings_enabled and endpoint.embedding_model == model:
+            from .call_log import QueryCallLog
             from .llm import EndpointEmbedder
 
-            return EndpointEmbedder(endpoint)
+            return EndpointEmbedder(endpoint, QueryCallLog(self.database, self.corpus))
         raise IndexNotFound(f"index embedded with {model!r}: set GRAPHRAG_EMBEDDING_MODEL={model} (and its endpoint) to query it")
 
     def embed(self, text: str) -> np.ndarray:

@@ -133,10 +133,13 @@ class PreparedSearch:
         return self.llm.astream(self.prompt, **self.values)
 
     def complete(self, answer: str) -> SearchResult:
+        """The result with its answer; the search's LLM calls are logged now, once the
+        answer is there, so that logging never delays it."""
         self.result.answer = answer
         self.result.usage.seconds = time.perf_counter() - self.started
         if self.llm is not None:
             self.result.usage.llm_calls, self.result.usage.prompt_tokens, self.result.usage.completion_tokens = self.llm.usage_numbers()
+            self.llm.record_calls(self.result.method)
         return self.result
 
     def finish(self) -> SearchResult:

@@ -109,3 +109,21 @@ def test_llm_update_costs_only_the_changed_text_and_communities(watched, input_d
 
     rebuilt = _rebuild(input_dir, settings_for, tmp_path)
     assert_same_index(watched.database, rebuilt.database)
+
+
+def test_a_graph_build_automation_did_not_launch_is_not_built_again(watched, input_dir, instance):
+    """A build from the UI (`build_graph`) or the sensor (a deletion) leaves the graph newer
+    than its sources: automation must not build it once more. A file read afterwards still
+    reaches the graph."""
+    daemon = Daemon(instance, watched)
+    daemon.tick()
+    daemon.runs.clear()
+    build = daemon.defs.resolve_job_def("build_graph").execute_in_process(instance=instance, partition_key="default")
+    assert build.success
+    daemon.follow_automation()
+    daemon.follow_automation()
+    assert daemon.runs == []
+
+    (input_dir / "default" / "beacon_point.txt").write_text(NEW_NOTE, encoding="utf-8")
+    daemon.tick()
+    assert [job for job, _ in daemon.runs if job.startswith("automation")] == ["automation:" + ",".join(GRAPH_ASSETS)]

@@ -11,6 +11,7 @@ from graphrag_assets.core.tokens import count_tokens
 from graphrag_assets.llm.client import LLMCache, LLMClient
 from graphrag_assets.llm.settings import LLMSettings
 from graphrag_query import IndexReader, drift_search, global_search, local_search, search, search_stream
+from graphrag_query.call_log import QueryCallLog
 from graphrag_query.global_mode import GlobalSettings, map_batches, reports_at_level
 from graphrag_query.llm import QueryLLM
 
@@ -133,8 +134,8 @@ def test_async_stream_leaves_the_event_loop_free(fake_llm, reader):
     assert stream.result.usage.llm_calls == 1
 
 
-def test_a_repeated_answer_comes_from_the_cache_and_only_a_complete_one_is_cached(fake_llm):
-    llm = QueryLLM(LLMSettings.from_env())
+def test_a_repeated_answer_comes_from_the_cache_and_only_a_complete_one_is_cached(fake_llm, tmp_path):
+    llm = QueryLLM(LLMSettings.from_env(), QueryCallLog(tmp_path / "graphrag.duckdb", "default"))
     values = {"question": "What happened?", "context": "-----Sources-----\n1|A storm hit.", "history": "", "response_type": "one sentence"}
     interrupted = llm.stream("answer_from_context", **values)
     next(interrupted)

@@ -13,11 +13,13 @@ import polars as pl
 import pytest
 
 from graphrag_assets.defs.metadata import table_metadata
-from graphrag_assets.llm.client import CacheRow, LLMCache
+from graphrag_assets.llm.client import CacheRow, CallSite, LLMCache, call_record
+from graphrag_assets.llm.prices import ModelPrice
 from graphrag_assets.storage.duckdb_store import IndexStore
 from graphrag_assets.storage.schema import LLM_FAILURE_COLUMNS, SOURCE_ERROR_COLUMNS, TABLES, column_description
 from graphrag_assets.storage.snapshot import read_pointer
-from graphrag_assets.storage.views import MACROS, VIEWS
+from graphrag_assets.storage.views import MACROS, VIEWS, describe_for_sql_users
+from graphrag_query.call_log import QueryCallLog
 
 from .conftest import REPO
 
@@ -29,21 +31,32 @@ LLM_CALLS = [
     CacheRow("call-3", "report", "fake-chat", "{}", 2_000, 500),
     CacheRow("call-4", "embedding", "fake-embed", "[0.1]", 400, 0),
 ]
+CHAT, EMBED = ModelPrice(2.0, 8.0), ModelPrice(0.1, 0.0)
+INDEXED = CallSite("default", "run-1")
+# Each answered call above as llm_calls records it, a repeat of the first answered from the
+# cache, and a question answered by local search: (stage, model, price, tokens, cached).
+CALL_RECORDS = [call_record(INDEXED, row.stage, row.model, CHAT if row.model == "fake-chat" else EMBED, row.prompt_tokens, row.completion_tokens, False) for row in LLM_CALLS]
+CALL_RECORDS.append(call_record(INDEXED, "extraction", "fake-chat", CHAT, 0, 0, True))
+QUERY_CALLS = [call_record(CallSite(), "query", "fake-chat", CHAT, 3_000, 250, False)]
 UNREADABLE = "default/broken.csv"
 
 
 @pytest.fixture(scope="module")
 def snapshot(sample_index, tmp_path_factory) -> str:
-    """A copy of the sample index's published snapshot to which an LLM's calls, a failed
-    call and an unreadable file are added through the index's own write paths (the sample
-    is indexed offline and reads every file)."""
+    """A copy of the sample index's published snapshot to which an LLM's calls, a query's
+    call, a failed call and an unreadable file are added through the index's own write
+    paths (the sample is indexed offline and reads every file)."""
     copy = tmp_path_factory.mktemp("cookbook") / "snapshot.duckdb"
     shutil.copyfile(read_pointer(sample_index.database)["snapshot"], copy)
     now = dt.datetime.now(dt.timezone.utc)
+    query_log = QueryCallLog(copy, "default")
+    query_log.append(QUERY_CALLS, "local_search")
     with IndexStore(copy) as store:
         cache = LLMCache(store.open_connection)
-        asyncio.run(cache.put(LLM_CALLS))
+        asyncio.run(cache.put(LLM_CALLS, CALL_RECORDS))
         cache.close()
+        # The copy's views read this copy's file of query calls.
+        describe_for_sql_users(store.open_connection, str(query_log.path))
         with store.transaction() as tx:
             failure = {"scope": "default#report", "stage": "report", "item_id": "community-3", "error": "HTTP 500", "recorded_at": now}
             tx.replace("llm_failures", pl.DataFrame([failure], schema=LLM_FAILURE_COLUMNS), ["default#report"])
@@ -177,3 +190,17 @@ def test_llm_usage_counts_calls_and_tokens_per_stage_and_model(sql):
     extraction = usage[("extraction", "fake-chat")]
     assert (extraction["answered_calls"], extraction["prompt_tokens"], extraction["completion_tokens"], extraction["total_tokens"]) == (2, 2_000, 400, 2_400)
     assert usage[("embedding", "fake-embed")]["completion_tokens"] == 0
+
+
+def test_the_cost_view_prices_indexing_and_query_calls_at_their_prices(sql):
+    cost = {(row["stage"], row["model"]): row for row in rows(sql, "SELECT * FROM llm_cost_by_corpus_stage_and_model WHERE corpus = 'default'")}
+    assert set(cost) == {("extraction", "fake-chat"), ("report", "fake-chat"), ("embedding", "fake-embed"), ("local_search", "fake-chat")}
+    extraction = cost[("extraction", "fake-chat")]
+    # 2,000 prompt tokens at 2 USD and 400 completion tokens at 8 USD per million; the cached call is free.
+    assert (extraction["calls"], extraction["cached_calls"], extraction["prompt_tokens"], extraction["completion_tokens"]) == (3, 1, 2_000, 400)
+    assert extraction["cost_usd"] == pytest.approx(0.0072)
+    assert cost[("report", "fake-chat")]["cost_usd"] == pytest.approx(0.008)
+    assert cost[("embedding", "fake-embed")]["cost_usd"] == pytest.approx(0.00004)
+    assert cost[("local_search", "fake-chat")]["cost_usd"] == pytest.approx(0.008)
+    total = sql.execute("SELECT sum(cost_usd) FROM llm_cost_by_corpus_stage_and_model").fetchone()[0]
+    assert total == pytest.approx(0.0072 + 0.008 + 0.00004 + 0.008)

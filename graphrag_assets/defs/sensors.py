@@ -144,6 +144,9 @@ graph_automation_sensor = AutomationConditionSensorDefinition(
     default_status=DefaultSensorStatus.RUNNING,
     minimum_interval_seconds=30,
     description="Builds and publishes a corpus's graph after its sources were read (the graph assets' automation conditions).",
+    # The condition compares the event log's storage ids in Python (defs/automation.py),
+    # so it is evaluated where the code is, not in the daemon.
+    use_user_code_server=True,
 )
 
 

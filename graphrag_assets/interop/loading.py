@@ -23,17 +23,19 @@ from .graphrag_parquet import GRAPHRAG_COLUMNS, graphrag_to_tables, read_graphra
 
 
 @contextmanager
-def configured_embedder(settings: IndexSettings, store: IndexStore) -> Iterator[Embedder]:
+def configured_embedder(settings: IndexSettings, store: IndexStore, corpus: str) -> Iterator[Embedder]:
     """The embedder the embeddings asset uses: the endpoint's model when
     GRAPHRAG_EMBEDDING_MODEL is set (its answers cached in the open index), otherwise
-    GRAPHRAG_EMBEDDER. Queries embed the question with the same one."""
+    GRAPHRAG_EMBEDDER. Queries embed the question with the same one. The endpoint's calls
+    are recorded for ``corpus``."""
     endpoint = LLMSettings.from_env()
     if not endpoint.embeddings_enabled:
         yield settings.make_embedder()
         return
+    from ..llm.client import CallSite
     from ..llm.resources import LLMSession, OpenAIEmbedder
 
-    with LLMSession(endpoint, store.open_connection) as session:
+    with LLMSession(endpoint, store.open_connection, CallSite(corpus)) as session:
         yield OpenAIEmbedder(session)
 
 
@@ -56,7 +58,7 @@ def import_graphrag(folder: Path, corpus: str, settings: IndexSettings) -> dict[
     tables = graphrag_to_tables(read_graphrag_folder(folder), corpus, imported_at)
     with settings.store() as store:
         store.ensure_schema()
-        with configured_embedder(settings, store) as embedder:
+        with configured_embedder(settings, store, corpus) as embedder:
             tables["embeddings"], tables["search_terms"] = search_index(tables, corpus, embedder)
         # The corpus's sources of before go, whatever they were (files indexed, or another import).
         sources = sorted(set(source_partitions_of(store, corpus)) | set(tables["sources"]["source_partition"]))

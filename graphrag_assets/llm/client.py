@@ -14,8 +14,11 @@ completions and embeddings through any OpenAI-compatible endpoint.
 - Every answer is cached in DuckDB (``llm_cache``) under a key of model, messages,
   parameters, schema and prompt version, written as soon as the call returns: a rerun
   makes no call for anything already answered, even after a crash.
-- Calls, cache hits, tokens and estimated cost are counted per stage; an optional token
-  budget stops the run cleanly.
+- Every call, answered by the endpoint or by the cache, is recorded (``llm_calls``) with
+  its stage, corpus, run, tokens and the price of its model at that moment, in the same
+  transaction as its answer; cache hits ride along with the next write.
+- Calls, cache hits, tokens and cost are counted per stage; an optional token budget
+  stops the run cleanly.
 - The API key never appears in errors, logs, metadata or cache rows.
 """
 
@@ -41,6 +44,7 @@ from pydantic import BaseModel
 from ..core.ids import content_hash
 from ..core.tokens import count_tokens, get_encoding
 from ..storage.schema import TABLES, create_statement
+from .prices import ModelPrice, call_cost_usd
 from .rate_limit import RateLimiter
 from .settings import MODEL_OF_STAGE, LLMSettings
 
@@ -108,6 +112,7 @@ class StageUsage:
     failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cost_usd: float = 0.0
 
 
 @dataclass
@@ -125,12 +130,10 @@ class Usage:
     def tokens(self) -> int:
         return sum(s.prompt_tokens + s.completion_tokens for s in self.stages.values())
 
-    def cost(self, settings: LLMSettings) -> float:
-        prompt = sum(s.prompt_tokens for s in self.stages.values())
-        completion = sum(s.completion_tokens for s in self.stages.values())
-        return round(prompt / 1e6 * settings.price_input_per_million + completion / 1e6 * settings.price_output_per_million, 6)
+    def cost(self) -> float:
+        return round(sum(s.cost_usd for s in self.stages.values()), 6)
 
-    def metadata(self, settings: LLMSettings) -> dict:
+    def metadata(self) -> dict:
         return {
             "llm_calls": self.calls,
             "llm_cache_hits": sum(s.cache_hits for s in self.stages.values()),
@@ -138,7 +141,7 @@ class Usage:
             "llm_failures": sum(s.failures for s in self.stages.values()),
             "prompt_tokens": sum(s.prompt_tokens for s in self.stages.values()),
             "completion_tokens": sum(s.completion_tokens for s in self.stages.values()),
-            "estimated_cost_usd": self.cost(settings),
+            "estimated_cost_usd": self.cost(),
             "llm_by_stage": {name: vars(stage) for name, stage in self.stages.items()},
         }
 
@@ -152,22 +155,58 @@ class CacheRow(NamedTuple):
     completion_tokens: int
 
 
+class LLMCall(NamedTuple):
+    """One call as ``llm_calls`` records it (storage/schema.py describes the columns)."""
+
+    called_at: dt.datetime
+    corpus: str | None
+    stage: str
+    run_id: str | None
+    model: str
+    cached: bool
+    prompt_tokens: int
+    completion_tokens: int
+    price_input_per_million: float
+    price_output_per_million: float
+    cost_usd: float
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """What the client's calls are made for, which the client cannot know itself."""
+
+    corpus: str | None = None
+    run_id: str | None = None  # the Dagster run, when there is one
+
+
+def call_record(site: CallSite, stage: str, model: str, price: ModelPrice, prompt_tokens: int, completion_tokens: int, cached: bool) -> LLMCall:
+    cost = 0.0 if cached else call_cost_usd(prompt_tokens, completion_tokens, price)
+    return LLMCall(
+        dt.datetime.now(dt.timezone.utc), site.corpus, stage, site.run_id, model, cached, prompt_tokens, completion_tokens, *price, cost
+    )
+
+
 # One thread writes every cache row: a commit waits on the disk for milliseconds, which on
 # the event loop's thread would hold up every call in flight.
 _CACHE_WRITER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="llm-cache-writer")
 
 
 class LLMCache:
-    """Completions and embeddings by key, in the index's DuckDB file. The keys are held in
-    memory (a few MB for a large corpus), so a miss, the common case of a first run, costs
-    no query. Rows are committed before ``put`` returns, so an answer the caller has seen
-    survives a crash."""
+    """Completions and embeddings by key, and the record of every call (``llm_calls``), in
+    the index's DuckDB file. The keys are held in memory (a few MB for a large corpus), so
+    a miss, the common case of a first run, costs no query. Rows are committed before
+    ``put`` returns, so an answer the caller has seen survives a crash, and the record of
+    a paid call is committed with its answer. Records of cache hits wait for the next
+    write (or ``flush``): a commit per hit would slow a rerun, and losing them in a crash
+    loses no cost."""
 
     def __init__(self, connection: duckdb.DuckDBPyConnection):
         self.connection = connection
         connection.execute(create_statement(TABLES["llm_cache"]))
+        connection.execute(create_statement(TABLES["llm_calls"]))
         self.keys = {row[0] for row in connection.execute("SELECT key FROM llm_cache").fetchall()}
         self._writer = connection.cursor()  # used on the writer thread only
+        self._unwritten_calls: list[LLMCall] = []
 
     def get(self, key: str) -> str | None:
         return self.get_many([key]).get(key)
@@ -180,21 +219,54 @@ class LLMCache:
         rows = self.connection.execute("SELECT key, any_value(value) FROM llm_cache WHERE key IN (SELECT unnest(?)) GROUP BY key", [known]).fetchall()
         return dict(rows)
 
-    async def put(self, rows: list[CacheRow]) -> None:
+    def note(self, call: LLMCall) -> None:
+        """Record a call answered from the cache, with the next write."""
+        self._unwritten_calls.append(call)
+
+    async def put(self, rows: list[CacheRow], calls: list[LLMCall]) -> None:
+        """Cache the rows not cached yet and record the calls, in one transaction."""
         fresh = list({row.key: row for row in rows if row.key not in self.keys}.values())
-        if not fresh:
+        calls = [*self._take_unwritten(), *calls]
+        if not fresh and not calls:
             return
         self.keys.update(row.key for row in fresh)
-        await asyncio.get_running_loop().run_in_executor(_CACHE_WRITER, self._insert, fresh)
+        await asyncio.get_running_loop().run_in_executor(_CACHE_WRITER, self._insert, fresh, calls)
+
+    def flush(self) -> None:
+        """Write the records still waiting."""
+        calls = self._take_unwritten()
+        if calls:
+            _CACHE_WRITER.submit(self._insert, [], calls).result()
+
+    def take_calls(self) -> list[LLMCall]:
+        """The calls recorded so far, removed from the cache's table: for an in-memory
+        cache (queries), whose calls are logged elsewhere."""
+        self.flush()
+        return _CACHE_WRITER.submit(self._take_recorded).result()
 
     def close(self) -> None:
+        self.flush()
         self._writer.close()
 
-    def _insert(self, rows: list[CacheRow]) -> None:
+    def _take_unwritten(self) -> list[LLMCall]:
+        calls, self._unwritten_calls = self._unwritten_calls, []
+        return calls
+
+    def _take_recorded(self) -> list[LLMCall]:
+        self._writer.execute("BEGIN TRANSACTION")
+        calls = [LLMCall(*row) for row in self._writer.execute("SELECT * FROM llm_calls ORDER BY called_at").fetchall()]
+        self._writer.execute("DELETE FROM llm_calls")
+        self._writer.execute("COMMIT")
+        return calls
+
+    def _insert(self, rows: list[CacheRow], calls: list[LLMCall]) -> None:
         now = dt.datetime.now(dt.timezone.utc)
         self._writer.execute("BEGIN TRANSACTION")
         try:
-            self._writer.executemany("INSERT INTO llm_cache VALUES (?, ?, ?, ?, ?, ?, ?)", [[*row, now] for row in rows])
+            if rows:
+                self._writer.executemany("INSERT INTO llm_cache VALUES (?, ?, ?, ?, ?, ?, ?)", [[*row, now] for row in rows])
+            if calls:
+                self._writer.executemany(f"INSERT INTO llm_calls VALUES ({', '.join('?' * len(LLMCall._fields))})", calls)
         except BaseException:
             self._writer.execute("ROLLBACK")
             raise
@@ -259,10 +331,11 @@ def _retry_after(error: Exception) -> float | None:
 
 
 class LLMClient:
-    def __init__(self, settings: LLMSettings, cache: LLMCache, usage: Usage | None = None):
+    def __init__(self, settings: LLMSettings, cache: LLMCache, usage: Usage | None = None, site: CallSite = CallSite()):
         self.settings = settings
         self.cache = cache
         self.usage = usage or Usage()
+        self.site = site
         self._secrets = [s.get_secret_value() for s in (settings.api_key, settings.embedding_api_key) if s]
         self._loop = None
         self._stream_usage = True  # ask for usage in streams until the server refuses the option
@@ -411,20 +484,28 @@ class LLMClient:
         )
         return _Request(stage, model, key)
 
+    def _call(self, stage: str, model: str, prompt_tokens: int, completion_tokens: int, cached: bool) -> LLMCall:
+        """The record of one call at its model's price now, its cost counted in the stage's usage."""
+        call = call_record(self.site, stage, model, self.settings.price_of(model), prompt_tokens, completion_tokens, cached)
+        self.usage.stage(stage).cost_usd += call.cost_usd
+        return call
+
     def _cached(self, request: _Request) -> str | None:
         cached = self.cache.get(request.key)
         if cached is not None:
             self.usage.stage(request.stage).cache_hits += 1
+            self.cache.note(self._call(request.stage, request.model, 0, 0, cached=True))
         return cached
 
     async def _record(self, request: _Request, value: str | None, prompt_tokens: int, completion_tokens: int) -> None:
-        """Counts a call and its tokens; caches ``value`` unless it is None."""
+        """Counts and records a call and its tokens; caches ``value`` unless it is None (a
+        stream broken off: its tokens are paid for all the same)."""
         stats = self.usage.stage(request.stage)
         stats.calls += 1
         stats.prompt_tokens += prompt_tokens
         stats.completion_tokens += completion_tokens
-        if value is not None:
-            await self.cache.put([CacheRow(request.key, request.stage, request.model, value, prompt_tokens, completion_tokens)])
+        rows = [] if value is None else [CacheRow(request.key, request.stage, request.model, value, prompt_tokens, completion_tokens)]
+        await self.cache.put(rows, [self._call(request.stage, request.model, prompt_tokens, completion_tokens, cached=False)])
 
     async def structured(self, stage: str, prompt_version: str, messages: list[dict], response_model: type[T]) -> T:
         """A validated ``response_model`` for the messages, from the cache or the model."""
@@ -555,6 +636,10 @@ class LLMClient:
                 vectors[position] = np.asarray(json.loads(cached[key]), dtype=np.float32)
             else:
                 missing.append(position)
+        if cached:
+            # One record for the texts found, not one per text: a call is a request, and
+            # these would have been sent as one.
+            self.cache.note(self._call("embedding", model, 0, 0, cached=True))
         batches, batch, batch_tokens = [], [], 0
         for position in missing:
             tokens = pieces[position][2]
@@ -573,13 +658,14 @@ class LLMClient:
                 return await self.embeddings_api.embeddings.create(model=model, input=inputs)
 
             response = await self._with_retries("embedding", call, sum(pieces[p][2] for p in batch), self._embedding_slots)
+            prompt_tokens = getattr(response.usage, "prompt_tokens", 0) or 0
             stats.calls += 1
-            stats.prompt_tokens += getattr(response.usage, "prompt_tokens", 0) or 0
+            stats.prompt_tokens += prompt_tokens
             rows = []
             for position, item in zip(batch, sorted(response.data, key=lambda d: d.index)):
                 vectors[position] = np.asarray(item.embedding, dtype=np.float32)
                 rows.append(CacheRow(keys[position], "embedding", model, json.dumps(item.embedding), 0, 0))
-            await self.cache.put(rows)
+            await self.cache.put(rows, [self._call("embedding", model, prompt_tokens, 0, cached=False)])
 
         await asyncio.gather(*(run(b) for b in batches))
         dimensions = len(next(iter(vectors.values()))) if vectors else 0

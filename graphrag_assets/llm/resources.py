@@ -12,21 +12,23 @@ import numpy as np
 from dagster import ConfigurableResource, Failure
 
 from ..storage.duckdb_store import IndexStore
-from .client import EndpointRefused, LLMCache, LLMClient, Usage, run_with
+from .client import CallSite, EndpointRefused, LLMCache, LLMClient, Usage, run_with
 from .settings import LLMSettings
 
 
 class LLMSession:
     """One step's use of the LLM: a cache connection, usage counters, a client factory
-    (a fresh client per event loop, sharing cache and counters)."""
+    (a fresh client per event loop, sharing cache and counters, its calls recorded for
+    ``site``)."""
 
-    def __init__(self, settings: LLMSettings, connection: duckdb.DuckDBPyConnection):
+    def __init__(self, settings: LLMSettings, connection: duckdb.DuckDBPyConnection, site: CallSite):
         self.settings = settings
         self.cache = LLMCache(connection)
         self.usage = Usage()
+        self.site = site
 
     def client(self) -> LLMClient:
-        return LLMClient(self.settings, self.cache, self.usage)
+        return LLMClient(self.settings, self.cache, self.usage, self.site)
 
     def __enter__(self) -> "LLMSession":
         return self
@@ -58,9 +60,10 @@ class EndpointResource(ConfigurableResource):
     def get_settings(self) -> LLMSettings:
         return LLMSettings.from_env()
 
-    def session(self, store: IndexStore) -> LLMSession:
-        """The endpoint for one step, caching in the step's open index store."""
-        return LLMSession(self.get_settings(), store.open_connection)
+    def session(self, store: IndexStore, corpus: str, run_id: str) -> LLMSession:
+        """The endpoint for one step of a Dagster run on a corpus, caching and recording its
+        calls in the step's open index store."""
+        return LLMSession(self.get_settings(), store.open_connection, CallSite(corpus, run_id))
 
 
 class LLMResource(EndpointResource):

@@ -7,10 +7,12 @@ import os
 
 from pydantic import BaseModel, SecretStr
 
+from .prices import PRICES_VARIABLE, ModelPrice, read_price_file
+
 MODES = ("tools", "json_schema", "json")
 DEFAULT_CLAIM_DESCRIPTION = "facts, allegations, decisions and commitments about an entity that someone searching these documents would want to find"
 # Stages that share another stage's model setting.
-MODEL_OF_STAGE = {"claims": "extraction"}
+MODEL_OF_STAGE = {"claims": "extraction", "glean": "extraction"}
 
 
 class LLMSettings(BaseModel):
@@ -63,6 +65,9 @@ class LLMSettings(BaseModel):
     token_budget: int = 0  # GRAPHRAG_LLM_TOKEN_BUDGET: stop a run cleanly past this many tokens (0: none)
     price_input_per_million: float = 0.0  # GRAPHRAG_LLM_PRICE_INPUT (USD per 1M prompt tokens)
     price_output_per_million: float = 0.0  # GRAPHRAG_LLM_PRICE_OUTPUT
+    # GRAPHRAG_LLM_PRICES: a CSV or TOML file of prices per model (llm/prices.py), read when
+    # the settings are, so an edited file prices the calls made after it and no earlier one.
+    model_prices: dict[str, ModelPrice] = {}
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> "LLMSettings":
@@ -99,6 +104,8 @@ class LLMSettings(BaseModel):
         values = {field: environ[variable] for field, variable in names.items() if environ.get(variable)}
         if "api_key" not in values and environ.get("OPENAI_API_KEY"):
             values["api_key"] = environ["OPENAI_API_KEY"]
+        if environ.get(PRICES_VARIABLE):
+            values["model_prices"] = read_price_file(environ[PRICES_VARIABLE])
         try:
             settings = cls(**values)
         except Exception as error:  # pydantic's message names the field, never the key value
@@ -119,6 +126,10 @@ class LLMSettings(BaseModel):
     def model_for(self, stage: str) -> str:
         stage = MODEL_OF_STAGE.get(stage, stage)
         return getattr(self, f"{stage}_model", None) or self.model or ""
+
+    def price_of(self, model: str) -> ModelPrice:
+        """The model's price from GRAPHRAG_LLM_PRICES, else GRAPHRAG_LLM_PRICE_INPUT / _OUTPUT."""
+        return self.model_prices.get(model, ModelPrice(self.price_input_per_million, self.price_output_per_million))
 
     def entity_type_list(self) -> list[str]:
         return [t.strip().upper() for t in self.entity_types.split(",") if t.strip()]

@@ -71,6 +71,19 @@ LLM_CACHE_COLUMNS = {
     "completion_tokens": pl.Int64,
     "created_at": pl.Datetime("us", "UTC"),
 }
+LLM_CALL_COLUMNS = {
+    "called_at": pl.Datetime("us", "UTC"),
+    "corpus": pl.String,
+    "stage": pl.String,
+    "run_id": pl.String,
+    "model": pl.String,
+    "cached": pl.Boolean,
+    "prompt_tokens": pl.Int64,
+    "completion_tokens": pl.Int64,
+    "price_input_per_million": pl.Float64,
+    "price_output_per_million": pl.Float64,
+    "cost_usd": pl.Float64,
+}
 
 TABLES = {
     table.name: table
@@ -130,6 +143,13 @@ TABLES = {
         # Declared here although only the LLM client writes it, so that every index has it
         # (the SQL views of LLM usage read it, offline indexes included).
         Table("llm_cache", LLM_CACHE_COLUMNS, None, ("key",), "Every answered LLM and embedding call, by a key of model, prompt and parameters: a rerun asks nothing twice."),
+        Table(
+            "llm_calls",
+            LLM_CALL_COLUMNS,
+            None,
+            ("called_at", "stage", "model"),
+            "Every LLM and embedding call of indexing, answered by the endpoint or the cache, with the price it was made at.",
+        ),
     ]
 }
 
@@ -278,6 +298,25 @@ COLUMN_DESCRIPTIONS = {
         "prompt_tokens": "Prompt tokens the endpoint reported for the call.",
         "completion_tokens": "Completion tokens the endpoint reported (0 for embeddings).",
         "created_at": "When the answer came back.",
+    },
+    "llm_calls": {
+        "called_at": "When the call was answered.",
+        "corpus": "Corpus the call was made for (NULL for work outside one corpus).",
+        "stage": (
+            "Where the call was made: an indexing stage (extraction, glean, claims, summary, confirm_merges, report, "
+            "embedding) or a query mode (global_search, local_search, drift_search, basic_search, query_embedding)."
+        ),
+        "run_id": "Dagster run that made the call (NULL for queries and runs outside Dagster).",
+        "model": "Model asked.",
+        "cached": (
+            "True when the answer came from the cache: no tokens, no cost. For embeddings, one row stands for the texts "
+            "of one request found in the cache."
+        ),
+        "prompt_tokens": "Prompt tokens the endpoint reported (0 when cached).",
+        "completion_tokens": "Completion tokens the endpoint reported (0 when cached, and for embeddings).",
+        "price_input_per_million": "USD per million prompt tokens of this model when the call was made (GRAPHRAG_LLM_PRICES, else GRAPHRAG_LLM_PRICE_INPUT).",
+        "price_output_per_million": "USD per million completion tokens of this model when the call was made (GRAPHRAG_LLM_PRICES, else GRAPHRAG_LLM_PRICE_OUTPUT).",
+        "cost_usd": "What the call cost at those prices, in USD (0 when cached).",
     },
 }
 

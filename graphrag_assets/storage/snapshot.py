@@ -28,6 +28,13 @@ def pointer_path(database: str | Path) -> Path:
     return database.with_name(database.name + ".published.json")
 
 
+def query_calls_path(database: str | Path) -> Path:
+    """The file queries append their LLM calls to (JSON lines): beside the index, since a
+    query reads a read-only snapshot and must never hold the index file itself."""
+    database = Path(database)
+    return database.with_name(database.name + ".query_calls.jsonl")
+
+
 def snapshot_dir(database: str | Path) -> Path:
     database = Path(database)
     return database.parent / f".{database.stem}.snapshots"
@@ -59,8 +66,11 @@ def publish_snapshot(database: str | Path, vectors: str | Path, corpus: str) -> 
     # add to every query's start-up.
     from .views import describe_for_sql_users
 
+    # The view of query calls reads this file: it exists before the first query writes to it.
+    query_calls = query_calls_path(database)
+    query_calls.touch()
     with duckdb.connect(str(partial)) as snapshot:
-        describe_for_sql_users(snapshot)
+        describe_for_sql_users(snapshot, str(query_calls.resolve()))
     os.replace(partial, target)
     pointer = {
         "snapshot": str(target.resolve()),

@@ -2,7 +2,7 @@
 
 They answer the common questions (an entity's text units and documents, its community
 hierarchy, relationships between two names, nearest neighbours by embedding, the state of
-each source file, LLM usage) without knowing ids, ``list_contains`` or vector casts.
+each source file, LLM usage and cost) without knowing ids, ``list_contains`` or vector casts.
 Entity titles in the views compare case-insensitively (``COLLATE NOCASE``):
 ``WHERE entity_a = 'scrooge'`` finds ``Scrooge``.
 
@@ -24,7 +24,13 @@ from dataclasses import dataclass
 
 import duckdb
 
-from .schema import column_description, comment_statements, sql_string
+from .schema import LLM_CALL_COLUMNS, column_description, comment_statements, duckdb_type, sql_string
+
+# Queries record their LLM calls in a file beside the index (snapshot.query_calls_path),
+# not in the read-only snapshot they read; the view of those calls reads the file as it
+# is when queried. Its path is put in for this placeholder when a snapshot is published.
+QUERY_CALLS_FILE = "$query_calls_file"
+_QUERY_CALL_COLUMNS = ", ".join(f"{name}: '{duckdb_type(dtype)}'" for name, dtype in LLM_CALL_COLUMNS.items())
 
 
 @dataclass(frozen=True)
@@ -205,6 +211,45 @@ VIEWS = [
         ORDER BY total_tokens DESC, stage, model
         """,
     ),
+    View(
+        "query_llm_calls",
+        (
+            "LLM and embedding calls made by queries (graphrag_query), one row each as llm_calls records those of "
+            "indexing: read from the file every query appends its calls to (<index>.query_calls.jsonl beside the index), "
+            "as it is now."
+        ),
+        taken_from("llm_calls", **{column: column for column in LLM_CALL_COLUMNS}),
+        # ignore_errors: a line cut off by a killed query process reads as NULLs, dropped here.
+        f"""
+        SELECT * FROM read_json({QUERY_CALLS_FILE}, format = 'newline_delimited', columns = {{{_QUERY_CALL_COLUMNS}}}, ignore_errors = true)
+        WHERE called_at IS NOT NULL
+        """,
+    ),
+    View(
+        "llm_cost_by_corpus_stage_and_model",
+        (
+            "What LLM and embedding calls cost, per corpus, indexing stage or query mode, and model: the calls of "
+            "indexing (llm_calls) and of queries (query_llm_calls), each at the price of its model when it was made."
+        ),
+        taken_from("llm_calls", corpus="corpus", stage="stage", model="model")
+        | {
+            "calls": "Calls made, answered by the endpoint or the cache.",
+            "cached_calls": "Of those, calls answered from the cache (no tokens, no cost).",
+            "prompt_tokens": "Prompt tokens sent to the endpoint.",
+            "completion_tokens": "Completion tokens the endpoint wrote.",
+            "cost_usd": "What the calls cost, in USD, each at its price when made.",
+            "first_call_at": "When the first of those calls was made.",
+            "last_call_at": "When the last of those calls was made.",
+        },
+        """
+        SELECT corpus, stage, model, count(*) AS calls, count(*) FILTER (WHERE cached) AS cached_calls,
+               sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens, sum(cost_usd) AS cost_usd,
+               min(called_at) AS first_call_at, max(called_at) AS last_call_at
+        FROM (SELECT * FROM llm_calls UNION ALL SELECT * FROM query_llm_calls)
+        GROUP BY corpus, stage, model
+        ORDER BY corpus, cost_usd DESC, stage, model
+        """,
+    ),
 ]
 
 MACROS = [
@@ -252,11 +297,12 @@ MACROS = [
 ]
 
 
-def view_statements() -> list[str]:
+def view_statements(query_calls_file: str) -> list[str]:
     statements = []
     for view in VIEWS:
+        select = view.select.strip().replace(QUERY_CALLS_FILE, sql_string(query_calls_file))
         statements += [
-            f'CREATE OR REPLACE VIEW "{view.name}" AS {view.select.strip()}',
+            f'CREATE OR REPLACE VIEW "{view.name}" AS {select}',
             f'COMMENT ON VIEW "{view.name}" IS {sql_string(view.description)}',
         ]
         statements += [f'COMMENT ON COLUMN "{view.name}"."{column}" IS {sql_string(text)}' for column, text in view.columns.items()]
@@ -268,10 +314,10 @@ def view_statements() -> list[str]:
     return statements
 
 
-def describe_for_sql_users(connection: duckdb.DuckDBPyConnection) -> None:
+def describe_for_sql_users(connection: duckdb.DuckDBPyConnection, query_calls_file: str) -> None:
     """Comment every table and column, and create the views and macros (in a snapshot
-    being published; the tables must exist)."""
+    being published; the tables must exist, and the file of query calls too)."""
     connection.execute("BEGIN TRANSACTION")  # one commit, not one per statement (~200 of them)
-    for statement in [*comment_statements(), *view_statements()]:
+    for statement in [*comment_statements(), *view_statements(query_calls_file)]:
         connection.execute(statement)
     connection.execute("COMMIT")

@@ -37,7 +37,7 @@ async def extract_unit(client: LLMClient, text: str, entity_types: list[str], gl
     )
     for _ in range(gleanings):
         more = await client.structured(
-            "extraction",
+            "glean",  # counted apart: its cost shows what gleaning adds to extraction
             glean.version,
             [{"role": "user", "content": glean.render(entity_types=types, extracted=_summary_of(found), text=text)}],
             GraphExtraction,

@@ -38,7 +38,8 @@ from ...settings import IndexSettings
 from ...storage.schema import LLM_FAILURE_COLUMNS, SOURCE_COLUMNS, TABLES
 from ..metadata import table_metadata
 from ..partitions import ALL_SOURCES
-from .graph import FOLLOW_SOURCES, GRAPH_ASSET_OPTIONS, RebuildConfig, retract_deleted_sources, why_redo_everything
+from ..automation import FOLLOW_SOURCES
+from .graph import GRAPH_ASSET_OPTIONS, RebuildConfig, retract_deleted_sources, why_redo_everything
 from .sources import utc_now
 
 
@@ -120,7 +121,7 @@ def extractions(context: AssetExecutionContext, config: RebuildConfig, settings:
         failures = pl.DataFrame(schema=LLM_FAILURE_COLUMNS)
         claims = pl.DataFrame(schema=TABLES["covariates"].columns)
         if llm_settings.enabled:
-            with llm.session(store) as session:
+            with llm.session(store, corpus, context.run.run_id) as session:
                 extracted_entities, extracted_relationships, claims, failed = extract_with_llm(
                     session.client,
                     units,
@@ -137,7 +138,7 @@ def extractions(context: AssetExecutionContext, config: RebuildConfig, settings:
             ).select(list(LLM_FAILURE_COLUMNS))
             for failure in failures.iter_rows(named=True):
                 context.log.error(f"LLM {failure['stage']} failed for text unit {failure['item_id']} of {failure['scope']}: {failure['error']}")
-            method = {"method": f"llm ({llm_settings.model_for('extraction')})"} | session.usage.metadata(llm_settings)
+            method = {"method": f"llm ({llm_settings.model_for('extraction')})"} | session.usage.metadata()
         else:
             # A document's given title is an entity of each of its text units.
             documents = store.read_table("documents", "source_partition", pending).select("id", "title", "source_path")

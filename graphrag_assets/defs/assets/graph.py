@@ -17,7 +17,6 @@ from dagster import (
     AssetCheckSpec,
     AssetExecutionContext,
     AssetSpec,
-    AutomationCondition,
     Config,
     DataVersion,
     MaterializeResult,
@@ -43,29 +42,11 @@ from ...settings import IndexSettings
 from ...storage.duckdb_store import IndexStore
 from ...storage.schema import CORPUS_BUILD_COLUMNS, LLM_FAILURE_COLUMNS
 from ...storage.snapshot import publish_snapshot
+from ..automation import FOLLOW_SOURCES
 from ..jobs import STEP_RETRIES
 from ..metadata import table_metadata
 from ..partitions import DUCKDB_POOL, corpus_partitions, source_partitions
 
-# Graph assets follow their sources automatically (the automation sensor, on by default in
-# `dagster dev`). Dagster's `eager` with two changes:
-# - a source partition that is missing (its file was never read, or could not be) does not
-#   block the graph of the others: the graph is built from the sources that are there, and
-#   the unreadable source's check says what is missing;
-# - a source read in the same evaluation interval as the graph's request or materialization
-#   is not swallowed: `eager` counts either as "handled" even when a source changed after
-#   the build had read them (a file dropped while the graph was building, read right after
-#   it, having waited for the pool's slot), and that change would reach the graph only with
-#   the next one. Here they handle the change only when no dependency updated meanwhile.
-_CHANGE_HANDLED = AutomationCondition.initial_evaluation() | (
-    (AutomationCondition.newly_requested() | AutomationCondition.newly_updated()) & ~AutomationCondition.any_deps_updated()
-)
-FOLLOW_SOURCES = (
-    AutomationCondition.in_latest_time_window()
-    & (AutomationCondition.newly_missing() | AutomationCondition.any_deps_updated()).since(_CHANGE_HANDLED)
-    & ~AutomationCondition.any_deps_in_progress()
-    & ~AutomationCondition.in_progress()
-).with_label("follow_sources")
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 GRAPH_ASSET_OPTIONS = dict(partitions_def=corpus_partitions, pool=DUCKDB_POOL, group_name="graph", retry_policy=STEP_RETRIES)
 
@@ -159,11 +140,11 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
         usage: dict = {"llm_calls": 0}
         pairs = candidate_pairs(extracted_entities, settings.resolution())
         if llm_settings.enabled:
-            with llm.session(store) as session:
+            with llm.session(store, corpus, context.run.run_id) as session:
                 entities, relationships, merges, failures = build_llm_graph(
                     session.client, extracted_entities, extracted_relationships, units, corpus, pairs, llm_settings.confirm_merges
                 )
-            usage = session.usage.metadata(llm_settings)
+            usage = session.usage.metadata()
         else:
             mapping, merges = resolve(extracted_entities, corpus, decisions=rule_decisions(pairs))
             extracted_entities, extracted_relationships = apply_resolution(extracted_entities, extracted_relationships, mapping)
@@ -286,13 +267,13 @@ def community_reports(context: AssetExecutionContext, config: RebuildConfig, set
             claims = resolve_claims(
                 store.read_table("covariates", "corpus", [corpus]), entities, store.read_table("entity_merges", "corpus", [corpus])
             )
-            with llm.session(store) as session:
+            with llm.session(store, corpus, context.run.run_id) as session:
                 reports, failures, context_tokens = llm_reports(
                     session.client, found, entities, relationships, corpus, llm_settings.report_budget, llm_settings.model_for("report"),
                     previous=kept, claims=claims,
                     embed_ahead=entity_inputs(entities)["text"].to_list(),
                 )
-            usage = session.usage.metadata(llm_settings) | {
+            usage = session.usage.metadata() | {
                 "max_context_tokens": max(context_tokens, default=0),
                 "generated_by": llm_settings.model_for("report"),
                 "reports_written": len(context_tokens),
@@ -349,10 +330,10 @@ def embeddings(context: AssetExecutionContext, config: RebuildConfig, settings: 
         existing = pl.DataFrame(schema=EMBEDDING_COLUMNS) if redo else store.read_table("embeddings", "corpus", [corpus])
         usage: dict = {"llm_calls": 0}
         if embedding.get_settings().embeddings_enabled:
-            with embedding.session(store) as session:
+            with embedding.session(store, corpus, context.run.run_id) as session:
                 embedder = OpenAIEmbedder(session)
                 rows, embedded = embed_missing(wanted, existing, embedder, corpus)
-            usage = session.usage.metadata(session.settings)
+            usage = session.usage.metadata()
         else:
             embedder = settings.make_embedder()
             rows, embedded = embed_missing(wanted, existing, embedder, corpus)
