@@ -31,7 +31,30 @@ def _parser() -> argparse.ArgumentParser:
         help=f"redo STAGE ({', '.join(STAGES)}) for every source of the corpora, and every stage after it; "
         "without STAGE, everything. LLM calls already answered come from the cache",
     )
+    parser.add_argument(
+        "--show-settings",
+        action="store_true",
+        help="print every setting's effective value and where it came from (default, environment, command line), API keys redacted; index nothing",
+    )
+    parser.add_argument("--markdown", action="store_true", help="with --show-settings: print the declared settings as the README's markdown table instead")
     return parser
+
+
+def _show_settings(args: argparse.Namespace, given: dict[str, str | None]) -> str:
+    """What --show-settings prints (the settings were validated before)."""
+    from .configuration import INDEX_SETTINGS, SETTINGS, effective_table, markdown_table, resolve
+
+    if args.markdown:
+        return markdown_table()
+    others = [setting for setting in SETTINGS if setting not in INDEX_SETTINGS]
+    return effective_table(resolve(INDEX_SETTINGS, given=given) + resolve(others))
+
+
+def _job_definitions(settings):
+    # Imported only when runs are launched: the LLM client's imports take seconds.
+    from .defs.build import build_definitions
+
+    return build_definitions(settings)
 
 
 def _ensure_dagster_home() -> Path:
@@ -44,7 +67,10 @@ def _ensure_dagster_home() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.markdown and not args.show_settings:
+        parser.error("--markdown goes with --show-settings")
     # Imported after argument parsing so that --help is instant.
     import warnings
 
@@ -57,18 +83,22 @@ def main(argv: list[str] | None = None) -> int:
     import duckdb
 
     from .core.inputs import InputError
-    from .defs.build import build_definitions
     from .indexing import estimate_pending, plan_index, run_index
     from .llm.settings import LLMSettings
     from .settings import IndexSettings
     from .storage.connection import LOCK_WAIT_VARIABLE, lock_holder, lock_wait_seconds
 
+    given = {"input_dir": args.input, "database": args.db, "vectors": args.vectors, "corpus": args.corpus}
     try:
-        settings = IndexSettings.from_env(input_dir=args.input, database=args.db, vectors=args.vectors, corpus=args.corpus)
+        settings = IndexSettings.from_env(**given)
         llm = LLMSettings.from_env()
+        shown = _show_settings(args, given) if args.show_settings else None
     except ValueError as error:
         print(f"graphrag-index: invalid setting: {error}", file=sys.stderr)
         return 2
+    if shown is not None:
+        print(shown)
+        return 0
     home = _ensure_dagster_home()
     print(f"graphrag-index: input {settings.input_dir} -> {settings.database} (vectors {settings.vectors}); DAGSTER_HOME={home}")
     try:
@@ -97,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             report = run_index(
                 settings,
                 instance,
-                build_definitions(settings),
+                lambda: _job_definitions(settings),
                 dagster_log_level="DEBUG" if args.verbose else "CRITICAL",
                 rebuild=args.rebuild,
             )

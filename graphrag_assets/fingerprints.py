@@ -1,5 +1,5 @@
-"""What re-runs, and why: every stage of the index, the version of its code and the settings
-it reads, in this one module.
+"""What re-runs, and why: every stage of the index, the version of its code and the hash of
+the settings it reads (which settings those are is declared in ``configuration``).
 
 A stage's fingerprint is its code version (``CODE_VERSIONS``) and a hash of the settings
 it depends on. The last complete build of a corpus records the fingerprint of every stage
@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .configuration import INDEX_SETTINGS, settings_of_stage
 from .core.ids import content_hash
 from .llm.prompts import prompts_version
 from .llm.settings import LLMSettings
@@ -77,13 +78,16 @@ def code_version(stage: str, asset: str) -> str:
 
 
 def _stage_settings(settings: "IndexSettings", llm: LLMSettings) -> dict[str, dict]:
-    """The settings each stage reads: index settings, and with an LLM its models, options
-    and prompts. Claims count only when extracted, so switching them on re-extracts while
+    """The settings each stage reads: the index settings ``configuration`` assigns to it,
+    and with an LLM its models, options and prompts. The LLM part is hashed under the names
+    indexes have recorded since before the declaration (``model`` for the stage's resolved
+    model, ``budget``, ``merges``), so it is spelled out here; a test checks it against the
+    declaration. Claims count only when extracted, so switching them on re-extracts while
     an index without claims keeps its fingerprint."""
     values = settings.model_dump()
 
-    def pick(*names: str) -> dict:
-        return {name: values[name] for name in names}
+    def declared(stage: str) -> dict:
+        return {setting.field: values[setting.field] for setting in settings_of_stage(stage, INDEX_SETTINGS)}
 
     claims = {"claims": llm.claim_description, "claim_prompt": prompts_version(CLAIM_PROMPT)} if llm.claims else {}
     extraction = {
@@ -97,14 +101,13 @@ def _stage_settings(settings: "IndexSettings", llm: LLMSettings) -> dict[str, di
     summaries = {"model": llm.model_for("summary"), "prompt": prompts_version("summarize_descriptions"), "merges": merges}
     reports = {"model": llm.model_for("report"), "budget": llm.report_budget, "prompt": prompts_version("community_report")}
     return {
-        "reading": pick("text_column", "title_column", "id_column"),
-        "chunking": pick("chunk_size", "chunk_overlap", "chunking_mode"),
+        "reading": declared("reading"),
+        "chunking": declared("chunking"),
         "extraction": extraction if llm.enabled else {"method": "offline"},
-        "graph": pick("min_name_mentions", "min_concept_frequency", "min_edge_weight_pct", "entity_resolution")
-        | (summaries if llm.enabled else {}),
-        "clustering": pick("max_cluster_size", "leiden_seed", "leiden_trials", "leiden_iterations"),
+        "graph": declared("graph") | (summaries if llm.enabled else {}),
+        "clustering": declared("clustering"),
         "reports": reports if llm.enabled else {"method": "extractive"},
-        "embeddings": {"model": llm.embedding_model} if llm.embeddings_enabled else pick("embedder", "embedding_dimensions"),
+        "embeddings": {"model": llm.embedding_model} if llm.embeddings_enabled else declared("embeddings"),
     }
 
 

@@ -20,7 +20,6 @@ from .core.inputs import corpus_of_partition, discover_sources
 from .core.source_diff import SourcePlan, plan_sources
 from .defs.partitions import corpus_partitions, source_partitions
 from .fingerprints import KEEPS_EARLIER_WORK, STAGES, assets_of, current_fingerprints, load_fingerprints, stage_changes, stages_from
-from .llm.client import EndpointRefused
 from .run_launcher import HOST_TAG, this_host
 from .settings import IndexSettings
 from .storage.duckdb_store import IndexStore
@@ -223,11 +222,8 @@ def plan_index(settings: IndexSettings, instance: DagsterInstance, rebuild: str 
         "AND source_partition NOT IN (SELECT source_partition FROM sources)",
         [sorted(corpora)],
     )
-    registered = [
-        key
-        for key in instance.get_dynamic_partitions(source_partitions.name)
-        if corpus_of_partition(key) in corpora and key not in set(indexed["source_partition"])
-    ]
+    known = set(indexed["source_partition"])
+    registered = [key for key in instance.get_dynamic_partitions(source_partitions.name) if corpus_of_partition(key) in corpora and key not in known]
     indexed = pl.concat([indexed, pl.DataFrame({"source_partition": registered}).cast(pl.String)], how="diagonal")
     reading = str(current_fingerprints(settings)["reading"])
     return plan_sources(on_disk, hashes, indexed, reading, read_again=rebuild == "reading"), corpora
@@ -285,24 +281,57 @@ def estimate_pending(plan: SourcePlan, settings: IndexSettings) -> Estimate:
 def run_index(
     settings: IndexSettings,
     instance: DagsterInstance,
-    defs: Definitions,
+    definitions: Callable[[], Definitions],
     log: Callable[[str], None] = print,
     dagster_log_level: str = "WARNING",
     rebuild: str | None = None,
 ) -> IndexReport:
-    """``rebuild``: a stage (``fingerprints.STAGES``) to redo for every source of the
-    corpora, with every stage after it."""
+    """``definitions`` builds the job definitions, only when there is work to launch (their
+    imports take seconds). ``rebuild``: a stage (``fingerprints.STAGES``) to redo for every
+    source of the corpora, with every stage after it."""
     started = time.perf_counter()
-    release_dead_runs(instance, log)
     store = settings.store()
     plan, corpora = plan_index(settings, instance, rebuild)
-    on_disk = plan.added + plan.changed + plan.unchanged
     report = IndexReport(plan)
     log(
-        f"sources: {len(on_disk)} on disk in {len(corpora)} corpus(es); {len(plan.added)} new, "
-        f"{len(plan.changed)} changed, {len(plan.deleted)} deleted, {len(plan.unchanged)} unchanged"
+        f"sources: {len(plan.added) + len(plan.changed) + len(plan.unchanged)} on disk in {len(corpora)} corpus(es); "
+        f"{len(plan.added)} new, {len(plan.changed)} changed, {len(plan.deleted)} deleted, {len(plan.unchanged)} unchanged"
     )
+    # With nothing to do the instance is not touched again: a dead run's pool slot is freed
+    # by the next pass that launches a run, the only one it could block.
+    if plan.pending or plan.deleted or corpus_work(store, settings, corpora, rebuild):
+        release_dead_runs(instance, log)
+        _launch_runs(settings, instance, definitions(), plan, corpora, report, dagster_log_level, rebuild, log)
 
+    report.failed_calls = failed_llm_calls(store, corpora)
+    errors = store.read(
+        "SELECT error FROM source_errors WHERE corpus IN (SELECT unnest(?)) ORDER BY source_partition", [sorted(corpora)]
+    )
+    report.source_errors = errors["error"].to_list()
+    for corpus in sorted(corpora):
+        report.rows[corpus] = {
+            table: int(store.read(f'SELECT count(*) AS n FROM "{table}" WHERE corpus = ?', [corpus])["n"][0]) for table in SUMMARY_TABLES
+        }
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _launch_runs(
+    settings: IndexSettings,
+    instance: DagsterInstance,
+    defs: Definitions,
+    plan: SourcePlan,
+    corpora: set[str],
+    report: IndexReport,
+    dagster_log_level: str,
+    rebuild: str | None,
+    log: Callable[[str], None],
+) -> None:
+    """Retract deleted sources, register new partitions (one call), run the pending source
+    partitions, then build every corpus that is not done; the runs go to ``report``."""
+    from .llm.client import EndpointRefused  # imports openai (seconds): only when runs are launched
+
+    store = settings.store()
     if plan.deleted:
         store.retract_sources(plan.deleted)
         still_registered = set(instance.get_dynamic_partitions(source_partitions.name))
@@ -311,7 +340,7 @@ def run_index(
                 instance.delete_dynamic_partition(source_partitions.name, key)
 
     registered = set(instance.get_dynamic_partitions(source_partitions.name))
-    new_keys = [s.partition_key for s in on_disk if s.partition_key not in registered]
+    new_keys = [s.partition_key for s in plan.added + plan.changed + plan.unchanged if s.partition_key not in registered]
     if new_keys:
         instance.add_dynamic_partitions(source_partitions.name, new_keys)
     known_corpora = set(instance.get_dynamic_partitions(corpus_partitions.name))
@@ -354,15 +383,3 @@ def run_index(
             report.errors += step_errors(result)
             if any(error.startswith(EndpointRefused.__name__) for error in report.errors):
                 break  # a wrong key, model or address fails every corpus alike
-
-    report.failed_calls = failed_llm_calls(store, corpora)
-    errors = store.read(
-        "SELECT error FROM source_errors WHERE corpus IN (SELECT unnest(?)) ORDER BY source_partition", [sorted(corpora)]
-    )
-    report.source_errors = errors["error"].to_list()
-    for corpus in sorted(corpora):
-        report.rows[corpus] = {
-            table: int(store.read(f'SELECT count(*) AS n FROM "{table}" WHERE corpus = ?', [corpus])["n"][0]) for table in SUMMARY_TABLES
-        }
-    report.seconds = time.perf_counter() - started
-    return report

@@ -1,18 +1,19 @@
-"""Index settings, read from the environment (GRAPHRAG_*) with documented defaults.
+"""Index settings, read from the environment (GRAPHRAG_*) as ``configuration`` declares them.
 
 One object carries every knob and is the Dagster resource the assets receive; the
 definitions, the CLI and the tests build it the same way (``IndexSettings.from_env``).
 Which settings each stage reads, and so what a changed setting re-runs, is declared in
-``fingerprints``.
+``configuration`` too, and hashed by ``fingerprints``.
 """
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from dagster import ConfigurableResource
 
+from .configuration import INDEX_SETTINGS, configured_fields, default_of
 from .core.chunking import ChunkingSettings
 from .core.communities import CommunitySettings
 from .core.embedding import Embedder, make_embedder
@@ -24,53 +25,34 @@ from .storage.vector_store import VectorStore
 
 
 class IndexSettings(ConfigurableResource):
-    input_dir: str = "sample_corpus"  # GRAPHRAG_INPUT_DIR: <input dir>/<corpus>/...
-    database: str = "data/graphrag.duckdb"  # GRAPHRAG_DB
-    vectors: str = "data/lancedb"  # GRAPHRAG_VECTORS
-    corpus: str = ""  # GRAPHRAG_CORPUS: index the whole input dir as this one corpus
-    text_column: str = "text"  # GRAPHRAG_TEXT_COLUMN (CSV/JSONL/Parquet)
-    title_column: str = "title"  # GRAPHRAG_TITLE_COLUMN
-    id_column: str = "id"  # GRAPHRAG_ID_COLUMN
-    chunk_size: int = 1200  # GRAPHRAG_CHUNK_SIZE (tokens, cl100k_base)
-    chunk_overlap: int = 100  # GRAPHRAG_CHUNK_OVERLAP
-    chunking_mode: str = "tokens"  # GRAPHRAG_CHUNKING_MODE: tokens | sentences
-    min_name_mentions: int = 2  # GRAPHRAG_MIN_NAME_MENTIONS
-    min_concept_frequency: int = 3  # GRAPHRAG_MIN_CONCEPT_FREQUENCY
-    min_edge_weight_pct: float = 40.0  # GRAPHRAG_MIN_EDGE_WEIGHT_PCT
-    max_cluster_size: int = 10  # GRAPHRAG_MAX_CLUSTER_SIZE
-    leiden_seed: int = 0xDEADBEEF  # GRAPHRAG_LEIDEN_SEED
-    leiden_trials: int = 100  # GRAPHRAG_LEIDEN_TRIALS: runs per partition, best kept (stability)
-    leiden_iterations: int = 2  # GRAPHRAG_LEIDEN_ITERATIONS
-    embedder: str = "hashed"  # GRAPHRAG_EMBEDDER: hashed | minilm
-    embedding_dimensions: int = 256  # GRAPHRAG_EMBEDDING_DIMENSIONS (hashed only)
-    entity_resolution: bool = True  # GRAPHRAG_ENTITY_RESOLUTION: merge names that denote one entity, on evidence
+    """The indexer's settings; each field's variable, default and meaning are declared in
+    ``configuration.INDEX_SETTINGS``."""
+
+    input_dir: str = default_of("GRAPHRAG_INPUT_DIR")
+    database: str = default_of("GRAPHRAG_DB")
+    vectors: str = default_of("GRAPHRAG_VECTORS")
+    corpus: str = default_of("GRAPHRAG_CORPUS")
+    text_column: str = default_of("GRAPHRAG_TEXT_COLUMN")
+    title_column: str = default_of("GRAPHRAG_TITLE_COLUMN")
+    id_column: str = default_of("GRAPHRAG_ID_COLUMN")
+    chunk_size: int = default_of("GRAPHRAG_CHUNK_SIZE")
+    chunk_overlap: int = default_of("GRAPHRAG_CHUNK_OVERLAP")
+    chunking_mode: str = default_of("GRAPHRAG_CHUNKING_MODE")
+    min_name_mentions: int = default_of("GRAPHRAG_MIN_NAME_MENTIONS")
+    min_concept_frequency: int = default_of("GRAPHRAG_MIN_CONCEPT_FREQUENCY")
+    min_edge_weight_pct: float = default_of("GRAPHRAG_MIN_EDGE_WEIGHT_PCT")
+    max_cluster_size: int = default_of("GRAPHRAG_MAX_CLUSTER_SIZE")
+    leiden_seed: int = default_of("GRAPHRAG_LEIDEN_SEED")
+    leiden_trials: int = default_of("GRAPHRAG_LEIDEN_TRIALS")
+    leiden_iterations: int = default_of("GRAPHRAG_LEIDEN_ITERATIONS")
+    embedder: str = default_of("GRAPHRAG_EMBEDDER")
+    embedding_dimensions: int = default_of("GRAPHRAG_EMBEDDING_DIMENSIONS")
+    entity_resolution: bool = default_of("GRAPHRAG_ENTITY_RESOLUTION")
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None, **overrides) -> "IndexSettings":
-        environ = os.environ if environ is None else environ
-        names = {
-            "input_dir": "GRAPHRAG_INPUT_DIR",
-            "database": "GRAPHRAG_DB",
-            "vectors": "GRAPHRAG_VECTORS",
-        }
-        values = {}
-        for name, field in cls.model_fields.items():
-            variable = names.get(name, f"GRAPHRAG_{name.upper()}")
-            raw = environ.get(variable, "")
-            if raw == "":
-                continue
-            kind = field.annotation
-            try:
-                if kind is bool:
-                    if raw.lower() not in ("1", "true", "yes", "0", "false", "no"):
-                        raise ValueError(raw)
-                    values[name] = raw.lower() in ("1", "true", "yes")
-                else:
-                    values[name] = int(raw, 0) if kind is int else float(raw) if kind is float else raw
-            except ValueError:
-                raise ValueError(f"{variable}={raw!r} is not a valid {kind.__name__}") from None
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        settings = cls(**values)
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides) -> "IndexSettings":
+        """From the environment, ``overrides`` (by field; None: not given) winning over it."""
+        settings = cls(**configured_fields(INDEX_SETTINGS, environ, overrides))
         settings.validate()
         return settings
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import os
 from collections.abc import AsyncIterator, Iterator
+
+from graphrag_assets.configuration import value_of
 
 from .basic_mode import BasicSettings, prepare_basic
 from .drift_mode import DriftSettings, prepare_drift
@@ -49,7 +50,7 @@ def _llm(use_llm: bool | None, reader: IndexReader):
     the reader's index."""
     if use_llm is False:
         return None
-    if use_llm is None and not os.environ.get("GRAPHRAG_LLM_MODEL"):
+    if use_llm is None and not value_of("GRAPHRAG_LLM_MODEL"):
         # No model, no LLM (``LLMSettings.enabled``): offline without importing the
         # settings, whose pydantic import costs a cold query ~0.2 s.
         return None

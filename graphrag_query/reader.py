@@ -4,7 +4,6 @@ same snapshot's rows (``graphrag_assets.storage.search``)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ import duckdb
 import numpy as np
 import polars as pl
 
+from graphrag_assets.configuration import value_of
 from graphrag_assets.core.claims import COVARIATE_COLUMNS, resolve_claims
 from graphrag_assets.core.embedding import Embedder, HashedNgramEmbedder, report_inputs
 from graphrag_assets.storage.connection import connect
@@ -22,8 +22,6 @@ from graphrag_assets.storage.search import LexicalIndex, VectorIndex
 from graphrag_assets.storage.snapshot import read_pointer
 
 from .ranking import MentionGraph
-
-DEFAULT_DATABASE = "data/graphrag.duckdb"
 
 
 class IndexNotFound(FileNotFoundError):
@@ -43,7 +41,7 @@ class IndexReader:
     _snapshot: duckdb.DuckDBPyConnection | None = field(default=None, repr=False)
 
     def __post_init__(self):
-        self.database = self.database or os.environ.get("GRAPHRAG_DB") or DEFAULT_DATABASE
+        self.database = self.database or value_of("GRAPHRAG_DB")
         pointer = read_pointer(self.database)
         self.pointer = pointer
         self.source = Path(pointer["snapshot"]) if pointer is not None else Path(self.database)
@@ -84,6 +82,19 @@ class IndexReader:
         for kind in ("text_unit_text", "entity_description", "community_full_content"):
             self.vector_index(kind)
         return self
+
+    def community_map(self, level: int = 0):
+        """The map of the corpus's communities at ``level`` that its last graph build drew
+        (beside the index, not in the snapshot), for a notebook to display."""
+        from IPython.display import SVG
+
+        # Imported here: drawing needs networkx, which no query loads.
+        from graphrag_assets.core.graph_pictures import community_map_path
+
+        path = community_map_path(self.database, self.corpus, level)
+        if not path.is_file():
+            raise IndexNotFound(f"no map of level {level} of corpus {self.corpus!r} at {path}: index the corpus first (is there a level {level}?)")
+        return SVG(filename=str(path))
 
     @cached_property
     def claims(self) -> pl.DataFrame:

@@ -10,15 +10,13 @@ the snapshot: ``graphrag-sql "SELECT ..."``, an interactive prompt, or ``graphra
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 import duckdb
 
+from graphrag_assets.configuration import value_of
 from graphrag_assets.storage.snapshot import read_pointer
-
-DEFAULT_DATABASE = "data/graphrag.duckdb"
 
 
 class NoSnapshot(LookupError):
@@ -27,7 +25,7 @@ class NoSnapshot(LookupError):
 
 def published_snapshot(database: str | None = None) -> Path:
     """The snapshot readers should open for the index at ``database`` (env GRAPHRAG_DB)."""
-    database = database or os.environ.get("GRAPHRAG_DB") or DEFAULT_DATABASE
+    database = database or value_of("GRAPHRAG_DB")
     pointer = read_pointer(database)
     if pointer is None or not Path(pointer["snapshot"]).is_file():
         raise NoSnapshot(f"no published index for {database}: run graphrag-index first (or set GRAPHRAG_DB)")

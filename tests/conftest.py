@@ -93,7 +93,7 @@ def index(instance, settings_for):
 
     def run(input_dir: Path, **overrides):
         settings = settings_for(input_dir, **overrides)
-        return settings, run_index(settings, instance, build_definitions(settings), log=lambda message: None)
+        return settings, run_index(settings, instance, lambda: build_definitions(settings), log=lambda message: None)
 
     return run
 
@@ -123,6 +123,6 @@ def sample_index(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DAGSTER_HOME", str(home))
         with DagsterInstance.get() as instance:
-            report = run_index(settings, instance, build_definitions(settings), log=lambda message: None)
+            report = run_index(settings, instance, lambda: build_definitions(settings), log=lambda message: None)
     assert not report.failed_runs and not report.source_errors
     return settings

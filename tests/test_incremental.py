@@ -33,7 +33,7 @@ def _rebuild(folder: Path, settings_for, tmp_path: Path):
 
     fresh = settings_for(folder, database=str(tmp_path / "rebuilt" / "index.duckdb"), vectors=str(tmp_path / "rebuilt" / "lancedb"))
     with DagsterInstance.ephemeral() as other:
-        report = run_index(fresh, other, build_definitions(fresh), log=lambda message: None)
+        report = run_index(fresh, other, lambda: build_definitions(fresh), log=lambda message: None)
     assert not report.failed_runs
     return fresh
 

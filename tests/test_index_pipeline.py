@@ -102,7 +102,7 @@ def test_edit_and_delete_touch_only_their_sources_and_match_a_full_rebuild(index
     fresh_input = tmp_path / "fresh_input"
     shutil.copytree(input_dir, fresh_input)
     fresh = settings_for(fresh_input, database=str(tmp_path / "fresh.duckdb"), vectors=str(tmp_path / "fresh_lance"))
-    run_index(fresh, instance, build_definitions(fresh), log=lambda message: None)
+    run_index(fresh, instance, lambda: build_definitions(fresh), log=lambda message: None)
     assert_same_index(settings.database, fresh.database)
 
 
@@ -125,7 +125,7 @@ def test_extraction_alone_leaves_a_source_read_but_not_chunked_for_the_build(ind
     assert [s.partition_key for s in report.plan.pending] == [key] and report.graph_runs
     assert _table(settings, f"SELECT settings_hash IS NOT NULL AS done FROM sources WHERE source_partition = '{key}'")["done"].to_list() == [True]
     fresh = settings_for(input_dir, database=str(tmp_path / "fresh.duckdb"), vectors=str(tmp_path / "fresh_lance"))
-    run_index(fresh, instance, build_definitions(fresh), log=lambda message: None)
+    run_index(fresh, instance, lambda: build_definitions(fresh), log=lambda message: None)
     assert_same_index(settings.database, fresh.database)
 
 

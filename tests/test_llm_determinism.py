@@ -160,7 +160,7 @@ def _index(root: Path, input_dir: Path, monkeypatch) -> str:
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     settings = IndexSettings.from_env({}, input_dir=str(input_dir), database=str(root / "graphrag.duckdb"), vectors=str(root / "lancedb"))
     with DagsterInstance.get() as instance:
-        report = run_index(settings, instance, build_definitions(settings), log=lambda message: None)
+        report = run_index(settings, instance, lambda: build_definitions(settings), log=lambda message: None)
     assert not report.failed_runs
     return settings.database
 

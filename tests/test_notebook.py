@@ -34,3 +34,7 @@ def test_quickstart_notebook_runs_and_answers_every_mode_and_leaves_nothing_behi
     assert "local search (extractive, no LLM)" in displayed[0]["text/markdown"] and "**Sources**" in displayed[0]["text/markdown"]
     assert "<details><summary>context: entities" in displayed[0]["text/html"]
     assert len(displayed[0]["text/plain"]) < 1_000
+
+    # The map of the communities is displayed as a picture, not a path.
+    pictures = [o["data"]["image/svg+xml"] for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs if "image/svg+xml" in o.get("data", {})]
+    assert len(pictures) == 1 and "<title>Communities, level 0</title>" in pictures[0]

@@ -96,7 +96,7 @@ def test_a_stage_code_version_change_redoes_that_stage_and_what_follows_only(ind
 
     # A full index of the same folder by the new code equals the redone one.
     fresh = settings_for(input_dir, database=str(tmp_path / "fresh.duckdb"), vectors=str(tmp_path / "fresh_lance"))
-    run_index(fresh, instance, build_definitions(fresh), log=lambda message: None)
+    run_index(fresh, instance, lambda: build_definitions(fresh), log=lambda message: None)
     assert_same_index(settings.database, fresh.database)
 
 

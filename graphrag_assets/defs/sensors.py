@@ -60,10 +60,9 @@ def _ranges_requests(ordered: list[str], wanted: set[str], run_key_prefix: str) 
     ]
 
 
-def _failed_to_retry(context: SensorEvaluationContext, seen: dict[str, str], retries: dict[str, list[float]]) -> list[str]:
+def _failed_to_retry(context: SensorEvaluationContext, registered: set[str], seen: dict[str, str], retries: dict[str, list[float]]) -> list[str]:
     """Seen partitions whose latest run failed and whose retry is due; ``retries`` (key ->
     [attempts, not before]) is updated in place and forgets partitions read since."""
-    registered = set(context.instance.get_dynamic_partitions(source_partitions.name))
     statuses = context.instance.get_status_by_partition(AssetKey("documents"), sorted(registered & set(seen)), source_partitions) or {}
     due, now = [], time.time()
     for key in sorted(seen):
@@ -98,7 +97,9 @@ def source_files_sensor(context: SensorEvaluationContext):
         cursor = {"files": cursor, "retries": {}}
     seen: dict[str, str] = cursor["files"]
     retries: dict[str, list[float]] = cursor["retries"]
-    for key in _failed_to_retry(context, seen, retries):
+    registered = context.instance.get_dynamic_partitions(source_partitions.name)  # read once: sets below, never per key
+    registered_set = set(registered)
+    for key in _failed_to_retry(context, registered_set, seen, retries):
         del seen[key]  # not seen after all: planned again below, as a changed file
     known = pl.DataFrame(
         {"source_partition": list(seen), "source_hash": list(seen.values()), "settings_hash": ["cursor"] * len(seen)},
@@ -109,9 +110,9 @@ def source_files_sensor(context: SensorEvaluationContext):
     if not plan.pending and not plan.deleted:
         return SensorResult(cursor=next_cursor, skip_reason="no file changed")
 
-    registered = context.instance.get_dynamic_partitions(source_partitions.name)
-    new_keys = sorted(s.partition_key for s in plan.pending if s.partition_key not in set(registered))
-    ordered = [key for key in registered if key not in set(plan.deleted)] + new_keys
+    deleted_set = set(plan.deleted)
+    new_keys = sorted(s.partition_key for s in plan.pending if s.partition_key not in registered_set)
+    ordered = [key for key in registered if key not in deleted_set] + new_keys
     corpora = {s.corpus for s in on_disk}
     new_corpora = sorted(corpora - set(context.instance.get_dynamic_partitions(corpus_partitions.name)))
     # Unique per change and per retry: Dagster launches a run key once.
@@ -126,7 +127,7 @@ def source_files_sensor(context: SensorEvaluationContext):
         partition_requests.append(AddDynamicPartitionsRequest(source_partitions.name, new_keys))
     if new_corpora:
         partition_requests.append(AddDynamicPartitionsRequest(corpus_partitions.name, new_corpora))
-    deleted = [key for key in plan.deleted if key in set(registered)]
+    deleted = [key for key in plan.deleted if key in registered_set]
     if deleted:
         partition_requests.append(DeleteDynamicPartitionsRequest(source_partitions.name, deleted))
     retried = sorted(set(retries) & {s.partition_key for s in plan.pending})
@@ -164,7 +165,8 @@ def consistency_sensor(context: SensorEvaluationContext):
     settings = IndexSettings.from_env()
     on_disk = discover_sources(Path(settings.input_dir), settings.forced_corpus())
     registered = context.instance.get_dynamic_partitions(source_partitions.name)
-    on_disk = [s for s in on_disk if s.partition_key in set(registered)]  # adding files is the sensor's job
+    registered_set = set(registered)
+    on_disk = [s for s in on_disk if s.partition_key in registered_set]  # adding files is the sensor's job
     stamp = time.strftime("%Y%m%dT%H%M%S")
     stale: set[str] = set()
     pointer = read_pointer(settings.database)

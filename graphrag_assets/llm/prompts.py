@@ -4,16 +4,16 @@ it, so editing a prompt re-runs exactly what depends on it."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
+from ..configuration import value_of
 from ..core.ids import content_hash
 
 
 def prompts_dir() -> Path:
-    configured = os.environ.get("GRAPHRAG_PROMPTS_DIR")
+    configured = value_of("GRAPHRAG_PROMPTS_DIR")
     return Path(configured) if configured else Path(__file__).resolve().parents[2] / "prompts"
 
 

@@ -1,16 +1,17 @@
-"""LLM settings from the environment. The API key is a secret: it is never part of a
-repr, a log line, Dagster metadata, a cache row or an error message."""
+"""LLM settings from the environment, as ``configuration.LLM_SETTINGS`` declares them. The
+API key is a secret: it is never part of a repr, a log line, Dagster metadata, a cache row
+or an error message."""
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
 
 from pydantic import BaseModel, SecretStr
 
+from ..configuration import LLM_SETTINGS, configured_fields, default_of, value_of
 from .prices import PRICES_VARIABLE, ModelPrice, read_price_file
 
 MODES = ("tools", "json_schema", "json")
-DEFAULT_CLAIM_DESCRIPTION = "facts, allegations, decisions and commitments about an entity that someone searching these documents would want to find"
 # Stages that share another stage's model setting.
 MODEL_OF_STAGE = {"claims": "extraction", "glean": "extraction"}
 
@@ -36,80 +37,44 @@ class LLMSettings(BaseModel):
     matter for the collection.
     """
 
-    base_url: str | None = None  # GRAPHRAG_LLM_BASE_URL (None: api.openai.com)
-    api_key: SecretStr | None = None  # GRAPHRAG_LLM_API_KEY, else OPENAI_API_KEY
-    model: str | None = None  # GRAPHRAG_LLM_MODEL
-    extraction_model: str | None = None  # GRAPHRAG_LLM_EXTRACTION_MODEL (default: model)
-    summary_model: str | None = None  # GRAPHRAG_LLM_SUMMARY_MODEL (default: model)
-    report_model: str | None = None  # GRAPHRAG_LLM_REPORT_MODEL (default: model)
-    query_model: str | None = None  # GRAPHRAG_LLM_QUERY_MODEL (default: model)
-    embedding_model: str | None = None  # GRAPHRAG_EMBEDDING_MODEL
-    embedding_base_url: str | None = None  # GRAPHRAG_EMBEDDING_BASE_URL (default: base_url)
-    embedding_api_key: SecretStr | None = None  # GRAPHRAG_EMBEDDING_API_KEY (default: api_key)
-    mode: str = "tools"  # GRAPHRAG_LLM_MODE: tools | json_schema | json
-    concurrency: int = 16  # GRAPHRAG_LLM_CONCURRENCY: completions in flight
-    # Endpoints limit embedding models apart from chat models, and an embedding request is
-    # short: queued behind the completions it would wait for all of them.
-    embedding_concurrency: int = 4  # GRAPHRAG_EMBEDDING_CONCURRENCY: embedding requests in flight
-    requests_per_minute: int = 0  # GRAPHRAG_LLM_RPM (0: unlimited)
-    tokens_per_minute: int = 0  # GRAPHRAG_LLM_TPM (0: unlimited)
-    max_retries: int = 6  # GRAPHRAG_LLM_MAX_RETRIES: transport retries (429/5xx/timeouts)
-    max_repairs: int = 2  # GRAPHRAG_LLM_MAX_REPAIRS: re-asks after invalid JSON
-    timeout_seconds: float = 120.0  # GRAPHRAG_LLM_TIMEOUT
-    gleanings: int = 1  # GRAPHRAG_GLEANINGS
-    confirm_merges: bool = True  # GRAPHRAG_LLM_CONFIRM_MERGES: the model confirms resolution merges (see above)
-    claims: bool = False  # GRAPHRAG_LLM_CLAIMS: extract claims per text unit (see above)
-    claim_description: str = DEFAULT_CLAIM_DESCRIPTION  # GRAPHRAG_LLM_CLAIM_DESCRIPTION
-    entity_types: str = "organization,person,geo,event"  # GRAPHRAG_ENTITY_TYPES
-    report_budget: int = 8_000  # GRAPHRAG_REPORT_MAX_INPUT_TOKENS
-    token_budget: int = 0  # GRAPHRAG_LLM_TOKEN_BUDGET: stop a run cleanly past this many tokens (0: none)
-    price_input_per_million: float = 0.0  # GRAPHRAG_LLM_PRICE_INPUT (USD per 1M prompt tokens)
-    price_output_per_million: float = 0.0  # GRAPHRAG_LLM_PRICE_OUTPUT
-    # GRAPHRAG_LLM_PRICES: a CSV or TOML file of prices per model (llm/prices.py), read when
-    # the settings are, so an edited file prices the calls made after it and no earlier one.
+    base_url: str | None = default_of("GRAPHRAG_LLM_BASE_URL")
+    api_key: SecretStr | None = default_of("GRAPHRAG_LLM_API_KEY")
+    model: str | None = default_of("GRAPHRAG_LLM_MODEL")
+    extraction_model: str | None = default_of("GRAPHRAG_LLM_EXTRACTION_MODEL")
+    summary_model: str | None = default_of("GRAPHRAG_LLM_SUMMARY_MODEL")
+    report_model: str | None = default_of("GRAPHRAG_LLM_REPORT_MODEL")
+    query_model: str | None = default_of("GRAPHRAG_LLM_QUERY_MODEL")
+    embedding_model: str | None = default_of("GRAPHRAG_EMBEDDING_MODEL")
+    embedding_base_url: str | None = default_of("GRAPHRAG_EMBEDDING_BASE_URL")
+    embedding_api_key: SecretStr | None = default_of("GRAPHRAG_EMBEDDING_API_KEY")
+    mode: str = default_of("GRAPHRAG_LLM_MODE")
+    concurrency: int = default_of("GRAPHRAG_LLM_CONCURRENCY")
+    embedding_concurrency: int = default_of("GRAPHRAG_EMBEDDING_CONCURRENCY")
+    requests_per_minute: int = default_of("GRAPHRAG_LLM_RPM")
+    tokens_per_minute: int = default_of("GRAPHRAG_LLM_TPM")
+    max_retries: int = default_of("GRAPHRAG_LLM_MAX_RETRIES")
+    max_repairs: int = default_of("GRAPHRAG_LLM_MAX_REPAIRS")
+    timeout_seconds: float = default_of("GRAPHRAG_LLM_TIMEOUT")
+    gleanings: int = default_of("GRAPHRAG_GLEANINGS")
+    confirm_merges: bool = default_of("GRAPHRAG_LLM_CONFIRM_MERGES")
+    claims: bool = default_of("GRAPHRAG_LLM_CLAIMS")
+    claim_description: str = default_of("GRAPHRAG_LLM_CLAIM_DESCRIPTION")
+    entity_types: str = default_of("GRAPHRAG_ENTITY_TYPES")
+    report_budget: int = default_of("GRAPHRAG_REPORT_MAX_INPUT_TOKENS")
+    token_budget: int = default_of("GRAPHRAG_LLM_TOKEN_BUDGET")
+    price_input_per_million: float = default_of("GRAPHRAG_LLM_PRICE_INPUT")
+    price_output_per_million: float = default_of("GRAPHRAG_LLM_PRICE_OUTPUT")
+    # From the file GRAPHRAG_LLM_PRICES names (llm/prices.py), read when the settings are,
+    # so an edited file prices the calls made after it and no earlier one.
     model_prices: dict[str, ModelPrice] = {}
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> "LLMSettings":
-        environ = os.environ if environ is None else environ
-        names = {
-            "base_url": "GRAPHRAG_LLM_BASE_URL",
-            "api_key": "GRAPHRAG_LLM_API_KEY",
-            "model": "GRAPHRAG_LLM_MODEL",
-            "extraction_model": "GRAPHRAG_LLM_EXTRACTION_MODEL",
-            "summary_model": "GRAPHRAG_LLM_SUMMARY_MODEL",
-            "report_model": "GRAPHRAG_LLM_REPORT_MODEL",
-            "query_model": "GRAPHRAG_LLM_QUERY_MODEL",
-            "embedding_model": "GRAPHRAG_EMBEDDING_MODEL",
-            "embedding_base_url": "GRAPHRAG_EMBEDDING_BASE_URL",
-            "embedding_api_key": "GRAPHRAG_EMBEDDING_API_KEY",
-            "mode": "GRAPHRAG_LLM_MODE",
-            "concurrency": "GRAPHRAG_LLM_CONCURRENCY",
-            "embedding_concurrency": "GRAPHRAG_EMBEDDING_CONCURRENCY",
-            "requests_per_minute": "GRAPHRAG_LLM_RPM",
-            "tokens_per_minute": "GRAPHRAG_LLM_TPM",
-            "max_retries": "GRAPHRAG_LLM_MAX_RETRIES",
-            "max_repairs": "GRAPHRAG_LLM_MAX_REPAIRS",
-            "timeout_seconds": "GRAPHRAG_LLM_TIMEOUT",
-            "gleanings": "GRAPHRAG_GLEANINGS",
-            "confirm_merges": "GRAPHRAG_LLM_CONFIRM_MERGES",
-            "claims": "GRAPHRAG_LLM_CLAIMS",
-            "claim_description": "GRAPHRAG_LLM_CLAIM_DESCRIPTION",
-            "entity_types": "GRAPHRAG_ENTITY_TYPES",
-            "report_budget": "GRAPHRAG_REPORT_MAX_INPUT_TOKENS",
-            "token_budget": "GRAPHRAG_LLM_TOKEN_BUDGET",
-            "price_input_per_million": "GRAPHRAG_LLM_PRICE_INPUT",
-            "price_output_per_million": "GRAPHRAG_LLM_PRICE_OUTPUT",
-        }
-        values = {field: environ[variable] for field, variable in names.items() if environ.get(variable)}
-        if "api_key" not in values and environ.get("OPENAI_API_KEY"):
-            values["api_key"] = environ["OPENAI_API_KEY"]
-        if environ.get(PRICES_VARIABLE):
-            values["model_prices"] = read_price_file(environ[PRICES_VARIABLE])
-        try:
-            settings = cls(**values)
-        except Exception as error:  # pydantic's message names the field, never the key value
-            raise ValueError(f"invalid LLM setting: {error.errors()[0]['loc'][0]} ({error.errors()[0]['msg']})") from None
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "LLMSettings":
+        values = configured_fields(LLM_SETTINGS, environ)
+        prices = value_of(PRICES_VARIABLE, environ)
+        if prices:
+            values["model_prices"] = read_price_file(prices)
+        settings = cls(**values)
         if settings.mode not in MODES:
             raise ValueError(f"GRAPHRAG_LLM_MODE must be one of {', '.join(MODES)}, got {settings.mode!r}")
         return settings

@@ -4,18 +4,18 @@ the rest of the package so that readers (``graphrag_query``) import only DuckDB.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import time
 from pathlib import Path
 
 import duckdb
 
+from ..configuration import value_of
+
 # A writer waits this long for a process holding the file (a SQL shell, a notebook) before
 # its step fails; the step is then retried by the job's retry policy. Readers should open
 # the published snapshot instead and never hold the live file (see README, "SQL").
 LOCK_WAIT_VARIABLE = "GRAPHRAG_LOCK_WAIT_SECONDS"
-DEFAULT_LOCK_WAIT_SECONDS = 600.0
 REPORT_EVERY_SECONDS = 30.0
 
 log = logging.getLogger(__name__)
@@ -32,11 +32,7 @@ def lock_holder(error: Exception) -> str:
 
 
 def lock_wait_seconds() -> float:
-    value = os.environ.get(LOCK_WAIT_VARIABLE, "")
-    try:
-        return float(value) if value else DEFAULT_LOCK_WAIT_SECONDS
-    except ValueError:
-        raise ValueError(f"{LOCK_WAIT_VARIABLE} must be a number of seconds, got {value!r}") from None
+    return value_of(LOCK_WAIT_VARIABLE)
 
 
 def connect(path: str | Path, read_only: bool = False, wait_seconds: float | None = None) -> duckdb.DuckDBPyConnection:

@@ -36,11 +36,13 @@ from ...fingerprints import code_version, current_fingerprints
 from ...llm.resources import LLMResource
 from ...settings import IndexSettings
 from ...storage.schema import LLM_FAILURE_COLUMNS, SOURCE_COLUMNS, TABLES
-from ..metadata import table_metadata
+from ..metadata import table_metadata, tables_metadata
 from ..partitions import ALL_SOURCES
 from ..automation import FOLLOW_SOURCES
 from .graph import GRAPH_ASSET_OPTIONS, RebuildConfig, retract_deleted_sources, why_redo_everything
 from .sources import utc_now
+
+EXTRACTION_TABLES = ["extracted_entities", "extracted_relationships", "covariates"]
 
 
 @asset(
@@ -159,8 +161,11 @@ def extractions(context: AssetExecutionContext, config: RebuildConfig, settings:
                 "UPDATE sources SET settings_hash = ?, indexed_at = now() WHERE source_partition IN (SELECT unnest(?))",
                 [str(current_fingerprints(settings)["reading"]), extracted],
             )
+        # The asset is the corpus's extraction records, not only this run's.
+        corpus_rows = {name: store.read(f"SELECT count(*) AS n FROM {name} WHERE corpus = ?", [corpus])["n"][0] for name in EXTRACTION_TABLES}
         return MaterializeResult(
             metadata=method
+            | tables_metadata(corpus_rows)
             | {
                 "sources_extracted": len(extracted),
                 "sources_with_failures": len(pending) - len(extracted),

@@ -31,6 +31,7 @@ from ...core.communities import detect_communities, ego_node, stabilize_numbers
 from ...core.embedding import EMBEDDING_COLUMNS, embed_missing, embedding_inputs, entity_inputs
 from ...core.lexical import search_term_rows
 from ...core.graph import build_graph, link_text_units
+from ...core.graph_pictures import graph_pictures_dir, write_graph_pictures
 from ...core.ids import content_hash, keep_short_ids
 from ...core.reports import extractive_reports
 from ...core.reports_llm import llm_reports
@@ -39,12 +40,13 @@ from ...core.resolution import apply_resolution, candidate_pairs, resolve, rule_
 from ...fingerprints import code_version, current_fingerprints, dump_fingerprints, recorded_fingerprints, stage_changes
 from ...llm.resources import EmbeddingResource, LLMResource, OpenAIEmbedder
 from ...settings import IndexSettings
+from ...storage.connection import connect
 from ...storage.duckdb_store import IndexStore
 from ...storage.schema import CORPUS_BUILD_COLUMNS, LLM_FAILURE_COLUMNS
 from ...storage.snapshot import publish_snapshot
 from ..automation import FOLLOW_SOURCES
 from ..jobs import STEP_RETRIES
-from ..metadata import table_metadata
+from ..metadata import CORPUS_TABLES, distribution_markdown, kept_and_changed, picture_metadata, tables_metadata, table_metadata
 from ..partitions import DUCKDB_POOL, corpus_partitions, source_partitions
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
@@ -177,6 +179,7 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
             "edges": relationships.height,
             "entity_types": {t: n for t, n in entities["type"].value_counts().iter_rows()},
             "mean_degree": round(float(entities["degree"].mean() or 0), 2),
+            "degree_distribution": MetadataValue.md(distribution_markdown({"entities": entities["degree"].to_list()}, "degree")),
             "names_merged_by_resolution": int((~merges["rejected"]).sum()),
             "merges_rejected": int(merges["rejected"].sum()),
             "seconds": seconds,
@@ -198,7 +201,10 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
 @asset(
     deps=["relationships", "entities"],
     code_version=code_version("clustering", "communities"),
-    description="Hierarchical Leiden communities (graspologic-native), every level, with parent/children links.",
+    description=(
+        "Hierarchical Leiden communities (graspologic-native), every level, with parent/children links; "
+        "draws a map of each level's communities (SVG) and writes the graph as GraphML for Gephi, beside the index."
+    ),
     kinds={"duckdb", "polars"},
     check_specs=[AssetCheckSpec("members_exist", asset="communities", description="Every community member is an entity of the corpus.")],
     automation_condition=FOLLOW_SOURCES,
@@ -210,9 +216,13 @@ def communities(context: AssetExecutionContext, settings: IndexSettings) -> Mate
     with settings.store() as store:
         store.ensure_schema()
         relationships = store.read_table("relationships", "corpus", [corpus])
-        found = stabilize_numbers(detect_communities(relationships, corpus, settings.communities()), store.read_table("communities", "corpus", [corpus]))
+        previous = store.read_table("communities", "corpus", [corpus])
+        found = stabilize_numbers(detect_communities(relationships, corpus, settings.communities()), previous)
         with store.transaction() as tx:
             tx.replace("communities", found, [corpus])
+        pictures = write_graph_pictures(
+            graph_pictures_dir(settings.database, corpus), store.read_table("entities", "corpus", [corpus]), relationships, found
+        )
         missing = store.read(
             "SELECT DISTINCT m.entity_id FROM (SELECT unnest(entity_ids) AS entity_id FROM communities WHERE corpus = ?) m "
             "ANTI JOIN (SELECT id FROM entities WHERE corpus = ?) e ON m.entity_id = e.id",
@@ -225,9 +235,15 @@ def communities(context: AssetExecutionContext, settings: IndexSettings) -> Mate
                 "levels": found["level"].n_unique() if found.height else 0,
                 "largest_community": int(found["size"].max() or 0) if found.height else 0,
                 "communities_per_level": {str(level): n for level, n in found["level"].value_counts().sort("level").iter_rows()},
+                "community_sizes": MetadataValue.md(
+                    distribution_markdown({f"level {level}": sizes for level, sizes in found.group_by("level").agg("size").sort("level").iter_rows()}, "entities")
+                ),
+                # A community is kept when its level and members are unchanged (its id hashes them).
+                "communities_vs_last_build": kept_and_changed(previous["id"], found["id"]),
                 "ego_node_excluded_from_clustering": excluded or "none",
                 "seconds": time.perf_counter() - started,
-            },
+            }
+            | picture_metadata(pictures),
             data_version=frame_version(found, ["id", "parent", "children", "relationship_ids"]),
             check_results=[AssetCheckResult(check_name="members_exist", passed=missing.is_empty(), metadata={"missing_members": missing.height})],
         )
@@ -257,12 +273,13 @@ def community_reports(context: AssetExecutionContext, config: RebuildConfig, set
         found = store.read_table("communities", "corpus", [corpus])
         entities = store.read_table("entities", "corpus", [corpus])
         relationships = store.read_table("relationships", "corpus", [corpus])
+        previous = store.read_table("community_reports", "corpus", [corpus])
         llm_settings = llm.get_settings()
         failures: list[dict] = []
         if llm_settings.enabled:
             # Rewriting every report asks the model again; the cache answers each whose prompt is unchanged.
             redo = why_redo_everything(context, store, settings, "reports", config)
-            kept = None if redo else store.read_table("community_reports", "corpus", [corpus])
+            kept = None if redo else previous
             # Claims name entities as extracted; here they meet the entities they were merged into.
             claims = resolve_claims(
                 store.read_table("covariates", "corpus", [corpus]), entities, store.read_table("entity_merges", "corpus", [corpus])
@@ -294,7 +311,11 @@ def community_reports(context: AssetExecutionContext, config: RebuildConfig, set
         return MaterializeResult(
             metadata=table_metadata("community_reports", reports, ["community", "level", "title", "rank", "summary"])
             | usage
-            | {"seconds": time.perf_counter() - started},
+            | {
+                # By text: a report kept word for word, or new or rewritten (its community changed, or its writer).
+                "reports_vs_last_build": kept_and_changed(previous["content_hash"], reports["content_hash"]),
+                "seconds": time.perf_counter() - started,
+            },
             data_version=frame_version(reports, ["id", "content_hash"]),
             check_results=[
                 AssetCheckResult(check_name="every_community_has_a_report", passed=unreported.is_empty(), metadata={"without_report": unreported.height}),
@@ -379,5 +400,11 @@ def embeddings(context: AssetExecutionContext, config: RebuildConfig, settings: 
     **GRAPH_ASSET_OPTIONS,
 )
 def published_index(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
-    pointer = publish_snapshot(settings.database, settings.vectors, _corpus(context))
-    return MaterializeResult(metadata={"snapshot": pointer["snapshot"], "lancedb_versions": pointer["lancedb_versions"]})
+    corpus = _corpus(context)
+    pointer = publish_snapshot(settings.database, settings.vectors, corpus)
+    # Counted in the snapshot itself: what readers see, not what the index holds by now.
+    with connect(pointer["snapshot"], read_only=True) as snapshot:
+        rows = {name: snapshot.execute(f'SELECT count(*) FROM "{name}" WHERE corpus = ?', [corpus]).fetchone()[0] for name in CORPUS_TABLES}
+    return MaterializeResult(
+        metadata=tables_metadata(rows) | {"snapshot": pointer["snapshot"], "lancedb_versions": pointer["lancedb_versions"]}
+    )
