@@ -36,7 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from query_podcasts import _commit, _machine  # noqa: E402
+from common import git, machine  # noqa: E402
 
 MODES = ("local", "global", "drift", "basic")
 QUESTION = "What did Clara Okafor do for the Verrin River?"
@@ -144,8 +144,8 @@ def main() -> None:
     result = {
         "command": shlex.join([Path(python).name, *sys.argv]),
         "date": time.strftime("%Y-%m-%d"),
-        "commit": _commit(),
-        "machine": _machine(),
+        "commit": git("rev-parse", "--short", "HEAD"),
+        "machine": machine(),
         "load_average_1_5_15_min": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in os.getloadavg()]},
         "database": str(database) if options.db else "sample_corpus, built offline into a temporary folder",
         "questions": [QUESTION, SECOND_QUESTION],

@@ -48,7 +48,6 @@ import datetime as dt
 import hashlib
 import json
 import os
-import platform
 import shutil
 import signal
 import subprocess
@@ -65,6 +64,7 @@ sys.path.insert(0, str(REPO))
 
 from graphrag_assets.storage.snapshot import pointer_path, published_builds, read_pointer, snapshot_dir  # noqa: E402
 from tests.fake_openai import Fault, FakeOpenAI  # noqa: E402
+from common import git, machine  # noqa: E402
 
 PYTHON = REPO / ".venv" / "bin" / "python"
 COMPARED = ("entities", "relationships", "text_units", "communities", "community_reports", "embeddings")
@@ -610,24 +610,8 @@ def build_references(work: Path) -> dict:
 # ---------------------------------------------------------------- report
 
 
-def machine() -> dict:
-    import psutil
-
-    return {
-        "cpus": psutil.cpu_count(),
-        "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-    }
-
 
 def git_state() -> dict:
-    def git(*args: str) -> str:
-        try:
-            return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=30).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            return ""
-
     return {"commit": git("rev-parse", "HEAD"), "uncommitted": git("status", "--porcelain").splitlines()}
 
 

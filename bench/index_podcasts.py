@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import shutil
 import subprocess
@@ -22,7 +21,7 @@ import time
 from pathlib import Path
 
 import duckdb
-import psutil
+from common import machine  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 TABLES = ["documents", "text_units", "entities", "relationships", "communities", "community_reports", "embeddings"]
@@ -94,12 +93,7 @@ def main() -> None:
         "rows": rows,
         "community_levels": levels,
         "dagster": _step_times(home),
-        "machine": {
-            "cpus": psutil.cpu_count(),
-            "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-        },
+        "machine": machine(),
     }
     Path(options.out).parent.mkdir(parents=True, exist_ok=True)
     Path(options.out).write_text(json.dumps(result, indent=2) + "\n")

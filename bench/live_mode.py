@@ -36,7 +36,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import shutil
 import signal
 import socket
@@ -51,6 +50,7 @@ from pathlib import Path
 import duckdb
 import psutil
 import requests
+from common import machine  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 VENV_BIN = REPO / ".venv" / "bin"
@@ -513,14 +513,6 @@ def code_version() -> dict:
 
     return {"commit": git("rev-parse", "HEAD"), "modified": git("status", "--porcelain", "--untracked-files=no").splitlines()}
 
-
-def machine() -> dict:
-    return {
-        "cpus": psutil.cpu_count(),
-        "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-    }
 
 
 def table(result: dict) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import resource
 import shutil
@@ -24,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import psutil
+from common import machine  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = "many"
@@ -125,12 +124,7 @@ def main() -> None:
         "rerun_nothing_changed": rerun,
         "load_average_before": [round(load, 2) for load in load_before],
         "load_average_after": [round(load, 2) for load in os.getloadavg()],
-        "machine": {
-            "cpus": psutil.cpu_count(),
-            "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-        },
+        "machine": machine(),
     }
     Path(options.out).parent.mkdir(parents=True, exist_ok=True)
     Path(options.out).write_text(json.dumps(result, indent=2) + "\n")

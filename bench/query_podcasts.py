@@ -22,7 +22,6 @@ import argparse
 import csv
 import json
 import os
-import platform
 import shlex
 import shutil
 import statistics
@@ -39,6 +38,7 @@ from graphrag_query import IndexReader, global_search  # noqa: E402
 from graphrag_query.basic_mode import BasicSettings, build_basic_context  # noqa: E402
 from graphrag_query.local_mode import LocalSettings, build_local_context  # noqa: E402
 from graphrag_query.result import NO_DATA_ANSWER  # noqa: E402
+from common import git, machine  # noqa: E402
 
 
 def _build_index(work: Path, corpus: str, files: int | None = None) -> dict:
@@ -92,23 +92,6 @@ def _percentiles(samples: list[float]) -> dict:
         "p95_ms": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] * 1000, 1),
     }
 
-
-def _machine() -> dict:
-    import psutil
-
-    return {
-        "cpus": psutil.cpu_count(),
-        "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-    }
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=30).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
 
 
 def main() -> None:
@@ -189,8 +172,8 @@ def main() -> None:
     result = {
         "command": shlex.join([Path(sys.executable).name, *sys.argv]),
         "date": time.strftime("%Y-%m-%d"),
-        "commit": _commit(),
-        "machine": _machine(),
+        "commit": git("rev-parse", "--short", "HEAD"),
+        "machine": machine(),
         "load_average_1_5_15_min": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in os.getloadavg()]},
         "index": index,
         "database": str(database),

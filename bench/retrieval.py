@@ -30,7 +30,6 @@ import inspect
 import json
 import math
 import os
-import platform
 import resource
 import shlex
 import shutil
@@ -40,6 +39,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from common import git, machine  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "corpus" / "2wiki-101"
@@ -418,24 +418,8 @@ def markdown_table(bm25: dict, modes: dict) -> str:
     return "\n".join(rows) + ("\n\n" + "\n".join(notes) if notes else "")
 
 
-def machine() -> dict:
-    import psutil
-
-    return {
-        "cpus": psutil.cpu_count(),
-        "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-    }
-
 
 def git_state() -> dict:
-    def git(*args: str) -> str:
-        try:
-            return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=30).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            return ""
-
     import graphrag_query
 
     code = Path(graphrag_query.__file__).resolve().parent.parent

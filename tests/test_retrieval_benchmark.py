@@ -22,8 +22,10 @@ QUESTIONS = 20
 EVERY = 4  # every 4th passage that is not gold joins the slice
 
 
-def _bench():
-    """bench/retrieval.py, so the test measures exactly what the benchmark measures."""
+def _bench(monkeypatch):
+    """bench/retrieval.py, so the test measures exactly what the benchmark measures (with
+    bench/ on the path, as when the script runs)."""
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
     spec = importlib.util.spec_from_file_location("bench_retrieval", REPO / "bench" / "retrieval.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -32,7 +34,7 @@ def _bench():
 
 @pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} is absent: the 2Wiki-101 set lives in ../shared beside the checkout")
 def test_retrieval_on_a_2wiki_slice_meets_its_floors(index, tmp_path, monkeypatch):
-    bench = _bench()
+    bench = _bench(monkeypatch)
     for key in [k for k in os.environ if k.startswith("GRAPHRAG_")]:
         monkeypatch.delenv(key)  # offline, default settings
     questions = bench.load_jsonl(DATA / "questions.jsonl")[:QUESTIONS]
