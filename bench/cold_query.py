@@ -36,7 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from common import git, machine  # noqa: E402
+from common import git, machine, write_json  # noqa: E402
 
 MODES = ("local", "global", "drift", "basic")
 QUESTION = "What did Clara Okafor do for the Verrin River?"
@@ -163,8 +163,7 @@ def main() -> None:
     }
     if work is not None:
         shutil.rmtree(work, ignore_errors=True)
-    Path(options.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(options.out).write_text(json.dumps(result, indent=2) + "\n")
+    write_json(options.out, result)
     print(f"wrote {options.out}")
     for name, figures in result["wall"].items():
         print(f"{name:40} wall {figures['median_s']:.3f} s, CPU {result['cpu'][name]['median_s']:.3f} s")

@@ -64,7 +64,7 @@ sys.path.insert(0, str(REPO))
 
 from graphrag_assets.storage.snapshot import pointer_path, published_builds, read_pointer, snapshot_dir  # noqa: E402
 from tests.fake_openai import Fault, FakeOpenAI  # noqa: E402
-from common import git, machine  # noqa: E402
+from common import git, machine, write_json  # noqa: E402
 
 PYTHON = REPO / ".venv" / "bin" / "python"
 COMPARED = ("entities", "relationships", "text_units", "communities", "community_reports", "embeddings")
@@ -671,7 +671,7 @@ def main() -> None:
         "wall_s": round(time.perf_counter() - started, 1),
     }
     out = REPO / "bench" / "results" / "faults.json"
-    out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    write_json(out, result)
     print("\n| fault | faulty run exit | kept (entities/text_units/llm_cache) | rerun did | calls paid twice | rows lost | time to recover |")
     print("|---|---|---|---|---|---|---|")
     for record in records:

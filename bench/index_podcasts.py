@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import duckdb
-from common import machine  # noqa: E402
+from common import machine, write_json  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 TABLES = ["documents", "text_units", "entities", "relationships", "communities", "community_reports", "embeddings"]
@@ -95,8 +95,7 @@ def main() -> None:
         "dagster": _step_times(home),
         "machine": machine(),
     }
-    Path(options.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(options.out).write_text(json.dumps(result, indent=2) + "\n")
+    write_json(options.out, result)
     print(json.dumps(result, indent=2))
     if not options.keep:
         shutil.rmtree(work)

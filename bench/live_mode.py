@@ -50,7 +50,7 @@ from pathlib import Path
 import duckdb
 import psutil
 import requests
-from common import machine  # noqa: E402
+from common import machine, write_json  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 VENV_BIN = REPO / ".venv" / "bin"
@@ -691,7 +691,7 @@ def main() -> int:
         result["stop"] = live.stop()
         if failure:
             result["loadavg_end"] = loadavg()
-            Path(options.out).write_text(json.dumps(result, indent=2) + "\n")
+            write_json(options.out, result)
             print(f"FAILED: {failure}\nlogs kept in {work}", file=sys.stderr)
     if failure:
         return 1
@@ -712,7 +712,7 @@ def main() -> int:
         passes = cli.results()
     except Bug as error:
         result["bug"] = str(error)
-        Path(options.out).write_text(json.dumps(result, indent=2) + "\n")
+        write_json(options.out, result)
         print(f"FAILED: {error}\nlogs kept in {work}", file=sys.stderr)
         return 1
     alongside = [p for p in passes if "running" in p["pass"]]
@@ -738,8 +738,7 @@ def main() -> int:
         "target": 1.5,
     }
     result["loadavg_end"] = loadavg()
-    Path(options.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(options.out).write_text(json.dumps(result, indent=2) + "\n")
+    write_json(options.out, result)
     print(table(result))
     print(f"load average: {result['loadavg_start']} at start, {result['loadavg_end']} at end; wrote {options.out}")
     if not options.keep:

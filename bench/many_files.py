@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import machine  # noqa: E402
+from common import machine, write_json  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = "many"
@@ -126,8 +126,7 @@ def main() -> None:
         "load_average_after": [round(load, 2) for load in os.getloadavg()],
         "machine": machine(),
     }
-    Path(options.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(options.out).write_text(json.dumps(result, indent=2) + "\n")
+    write_json(options.out, result)
     print(json.dumps(result, indent=2))
     if not options.keep:
         shutil.rmtree(work)

@@ -38,7 +38,7 @@ from graphrag_query import IndexReader, global_search  # noqa: E402
 from graphrag_query.basic_mode import BasicSettings, build_basic_context  # noqa: E402
 from graphrag_query.local_mode import LocalSettings, build_local_context  # noqa: E402
 from graphrag_query.result import NO_DATA_ANSWER  # noqa: E402
-from common import git, machine  # noqa: E402
+from common import git, machine, write_json  # noqa: E402
 
 
 def _build_index(work: Path, corpus: str, files: int | None = None) -> dict:
@@ -182,8 +182,7 @@ def main() -> None:
         "context_building": {mode: _percentiles(samples) for mode, samples in timings.items()},
         "global": {mode: global_figures(results) for mode, results in answers.items()},
     }
-    Path(options.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(options.out).write_text(json.dumps(result, indent=2) + "\n")
+    write_json(options.out, result)
     print(json.dumps(result, indent=2))
     if work is not None and not options.keep:
         shutil.rmtree(work, ignore_errors=True)

@@ -39,7 +39,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from common import git, machine  # noqa: E402
+from common import git, machine, write_json  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "corpus" / "2wiki-101"
@@ -536,8 +536,7 @@ def main(argv: list[str] | None = None) -> None:
         "table_markdown": table,
         "per_question": modes["per_question"],
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    write_json(out, result)
     print()
     print(table)
     local_answer = modes["figures"].get("local", {}).get("gold_title_in_answer")

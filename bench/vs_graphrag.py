@@ -56,7 +56,7 @@ import duckdb
 import tiktoken_ext
 import yaml
 
-from common import machine
+from common import machine, write_json
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -406,7 +406,7 @@ def main() -> None:
             **{name: summarise(runs[name]) for name in CONTENDERS},
             "runs": runs,
         }
-    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    write_json(RESULTS, results)
     for profile in profiles:
         print(table(profile, results["profiles"][profile]) + "\n")
 
