@@ -5,13 +5,11 @@ snapshot)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
-from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import polars as pl
 
-from ..core.embedding import Embedder
 from ..core.inputs import check_corpus_name
 from ..fingerprints import current_fingerprints, dump_fingerprints
 from ..llm.settings import LLMSettings
@@ -20,23 +18,6 @@ from ..storage.duckdb_store import IndexStore
 from ..storage.schema import CORPUS_BUILD_COLUMNS, TABLES
 from ..storage.snapshot import publish_snapshot
 from .graphrag_parquet import GRAPHRAG_COLUMNS, graphrag_to_tables, read_graphrag_folder, search_index, tables_to_graphrag, write_graphrag_folder
-
-
-@contextmanager
-def configured_embedder(settings: IndexSettings, store: IndexStore, corpus: str) -> Iterator[Embedder]:
-    """The embedder the embeddings asset uses: the endpoint's model when
-    GRAPHRAG_EMBEDDING_MODEL is set (its answers cached in the open index), otherwise
-    GRAPHRAG_EMBEDDER. Queries embed the question with the same one. The endpoint's calls
-    are recorded for ``corpus``."""
-    endpoint = LLMSettings.from_env()
-    if not endpoint.embeddings_enabled:
-        yield settings.make_embedder()
-        return
-    from ..llm.client import CallSite
-    from ..llm.resources import LLMSession, OpenAIEmbedder
-
-    with LLMSession(endpoint, store.open_connection, CallSite(corpus)) as session:
-        yield OpenAIEmbedder(session)
 
 
 def source_partitions_of(store: IndexStore, corpus: str) -> list[str]:
@@ -58,7 +39,13 @@ def import_graphrag(folder: Path, corpus: str, settings: IndexSettings) -> dict[
     tables = graphrag_to_tables(read_graphrag_folder(folder), corpus, imported_at)
     with settings.store() as store:
         store.ensure_schema()
-        with configured_embedder(settings, store, corpus) as embedder:
+        # The embedder the embeddings step uses; questions are embedded with the same one.
+        # Imported here: the LLM resources bring Dagster, which export does not need.
+        from ..llm.client import CallSite
+        from ..llm.resources import LLMSession, chosen_embedder
+
+        endpoint = LLMSettings.from_env()
+        with chosen_embedder(endpoint, settings.make_embedder, partial(LLMSession, endpoint, store.open_connection, CallSite(corpus))) as (embedder, _):
             tables["embeddings"], tables["search_terms"] = search_index(tables, corpus, embedder)
         # The corpus's sources of before go, whatever they were (files indexed, or another import).
         sources = sorted(set(source_partitions_of(store, corpus)) | set(tables["sources"]["source_partition"]))

@@ -7,10 +7,14 @@ instead of holding them as config fields: Dagster stores resource config with ea
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
 import duckdb
 import numpy as np
 from dagster import ConfigurableResource, Failure
 
+from ..core.embedding import Embedder
 from ..storage.duckdb_store import IndexStore
 from .client import CallSite, EndpointRefused, LLMCache, LLMClient, Usage, run_with
 from .settings import LLMSettings
@@ -64,6 +68,19 @@ class EndpointResource(ConfigurableResource):
         """The endpoint for one step of a Dagster run on a corpus, caching and recording its
         calls in the step's open index store."""
         return LLMSession(self.get_settings(), store.open_connection, CallSite(corpus, run_id))
+
+
+@contextmanager
+def chosen_embedder(endpoint: LLMSettings, offline: Callable[[], Embedder], open_session: Callable[[], LLMSession]) -> Iterator[tuple[Embedder, Usage | None]]:
+    """The embedder of every writer of embeddings (the embeddings step, graphrag-import):
+    the endpoint's model when GRAPHRAG_EMBEDDING_MODEL is set, its calls cached and recorded
+    by the session, else the offline one (GRAPHRAG_EMBEDDER). With the endpoint's usage;
+    None offline."""
+    if not endpoint.embeddings_enabled:
+        yield offline(), None
+        return
+    with open_session() as session:
+        yield OpenAIEmbedder(session), session.usage
 
 
 class LLMResource(EndpointResource):

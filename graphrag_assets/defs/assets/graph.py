@@ -38,7 +38,7 @@ from ...core.reports_llm import llm_reports
 from ...core.llm_graph import build_llm_graph
 from ...core.resolution import apply_resolution, candidate_pairs, resolve, rule_decisions, titled_as_entities
 from ...fingerprints import code_version, current_fingerprints, dump_fingerprints, recorded_fingerprints, stage_changes
-from ...llm.resources import EmbeddingResource, LLMResource, OpenAIEmbedder
+from ...llm.resources import EmbeddingResource, LLMResource, chosen_embedder
 from ...settings import IndexSettings
 from ...storage.connection import connect
 from ...storage.duckdb_store import IndexStore
@@ -349,15 +349,9 @@ def embeddings(context: AssetExecutionContext, config: RebuildConfig, settings: 
         # Embedding every text again asks an endpoint again; its cache answers each text it embedded.
         redo = why_redo_everything(context, store, settings, "embeddings", config)
         existing = pl.DataFrame(schema=EMBEDDING_COLUMNS) if redo else store.read_table("embeddings", "corpus", [corpus])
-        usage: dict = {"llm_calls": 0}
-        if embedding.get_settings().embeddings_enabled:
-            with embedding.session(store, corpus, context.run.run_id) as session:
-                embedder = OpenAIEmbedder(session)
-                rows, embedded = embed_missing(wanted, existing, embedder, corpus)
-            usage = session.usage.metadata()
-        else:
-            embedder = settings.make_embedder()
+        with chosen_embedder(embedding.get_settings(), settings.make_embedder, lambda: embedding.session(store, corpus, context.run.run_id)) as (embedder, endpoint_usage):
             rows, embedded = embed_missing(wanted, existing, embedder, corpus)
+        usage = endpoint_usage.metadata() if endpoint_usage is not None else {"llm_calls": 0}
         built_at = dt.datetime.now(dt.timezone.utc)
         build = pl.DataFrame(
             [{"corpus": corpus, "sources_hash": store.sources_fingerprint(corpus), "stage_fingerprints": dump_fingerprints(current_fingerprints(settings)), "built_at": built_at}],
