@@ -54,7 +54,11 @@ marks.append((time.perf_counter(), time.process_time()))
 graphrag_query.search(sys.argv[4], method=sys.argv[2], reader=reader)
 marks.append((time.perf_counter(), time.process_time()))
 parts = ["import", "open", "first_query", "second_query"]
-print(json.dumps({kind: {part: marks[i + 1][k] - marks[i][k] for i, part in enumerate(parts)} for k, kind in enumerate(["wall", "cpu"])}))
+spans = {
+    kind: {part: marks[i + 1][k] - marks[i][k] for i, part in enumerate(parts)}
+    for k, kind in enumerate(["wall", "cpu"])
+}
+print(json.dumps(spans))
 """
 
 
@@ -68,11 +72,25 @@ def _build_sample_index(work: Path) -> Path:
     home.mkdir(parents=True)
     shutil.copy(REPO / "dagster_home" / "dagster.yaml", home)
     database = work / "graphrag.duckdb"
-    command = [sys.executable, "-m", "graphrag_assets.cli", "--input", str(REPO / "sample_corpus"), "--db", str(database), "--vectors", str(work / "lancedb")]
+    command = [
+        sys.executable,
+        "-m",
+        "graphrag_assets.cli",
+        "--input",
+        str(REPO / "sample_corpus"),
+        "--db",
+        str(database),
+        "--vectors",
+        str(work / "lancedb"),
+    ]
     print(f"indexing sample_corpus into {work} ...", flush=True)
-    result = subprocess.run(command, env=_offline_environment() | {"DAGSTER_HOME": str(home)}, cwd=REPO, capture_output=True, text=True)
+    result = subprocess.run(
+        command, env=_offline_environment() | {"DAGSTER_HOME": str(home)}, cwd=REPO, capture_output=True, text=True
+    )
     if result.returncode != 0:
-        raise SystemExit(f"graphrag-index failed ({result.returncode}):\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
+        raise SystemExit(
+            f"graphrag-index failed ({result.returncode}):\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}"
+        )
     return database
 
 
@@ -90,12 +108,18 @@ def _run(command: list[str]) -> tuple[float, float]:
 
 
 def _summary(samples: list[float]) -> dict:
-    return {"median_s": round(statistics.median(samples), 3), "min_s": round(min(samples), 3), "samples_s": [round(s, 3) for s in samples]}
+    return {
+        "median_s": round(statistics.median(samples), 3),
+        "min_s": round(min(samples), 3),
+        "samples_s": [round(s, 3) for s in samples],
+    }
 
 
 def _import_time_by_package(command: list[str], top: int = 12) -> dict[str, float]:
     """Seconds of import per top-level package (self times summed), the largest first."""
-    stderr = subprocess.run(command, env=_offline_environment(), cwd=REPO, check=True, capture_output=True, text=True).stderr
+    stderr = subprocess.run(
+        command, env=_offline_environment(), cwd=REPO, check=True, capture_output=True, text=True
+    ).stderr
     seconds: Counter[str] = Counter()
     for line in stderr.splitlines():
         if line.startswith("import time:") and "|" in line and "self [us]" not in line:
@@ -105,10 +129,16 @@ def _import_time_by_package(command: list[str], top: int = 12) -> dict[str, floa
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--db", help="an existing index of the sample corpus; without it the index is built first")
     parser.add_argument("--repeats", type=int, default=5, help="fresh processes per measurement (default 5)")
-    parser.add_argument("--out", default=str(REPO / "bench" / "results" / "cold_query.json"), help="JSON output (default: bench/results/cold_query.json)")
+    parser.add_argument(
+        "--out",
+        default=str(REPO / "bench" / "results" / "cold_query.json"),
+        help="JSON output (default: bench/results/cold_query.json)",
+    )
     options = parser.parse_args()
     load_start = os.getloadavg()
     work = None
@@ -120,9 +150,10 @@ def main() -> None:
 
     python = sys.executable
     cli = str(Path(python).parent / "graphrag-query")
-    commands = {"python -c pass": [python, "-c", "pass"], "import graphrag_query": [python, "-c", "import graphrag_query"]} | {
-        f"graphrag-query --method {mode}": [cli, "--db", str(database), "--method", mode, QUESTION] for mode in MODES
-    }
+    commands = {
+        "python -c pass": [python, "-c", "pass"],
+        "import graphrag_query": [python, "-c", "import graphrag_query"],
+    } | {f"graphrag-query --method {mode}": [cli, "--db", str(database), "--method", mode, QUESTION] for mode in MODES}
     walls: dict[str, list[float]] = {name: [] for name in commands}
     cpus: dict[str, list[float]] = {name: [] for name in commands}
     in_process: dict[str, list[dict]] = {mode: [] for mode in MODES}
@@ -137,7 +168,11 @@ def main() -> None:
         for mode in MODES:
             probe = subprocess.run(
                 [python, "-c", IN_PROCESS_PROBE, str(database), mode, QUESTION, SECOND_QUESTION],
-                env=_offline_environment(), cwd=REPO, check=True, capture_output=True, text=True,
+                env=_offline_environment(),
+                cwd=REPO,
+                check=True,
+                capture_output=True,
+                text=True,
             )
             in_process[mode].append(json.loads(probe.stdout))
 
@@ -146,19 +181,29 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%d"),
         "commit": git("rev-parse", "--short", "HEAD"),
         "machine": machine(),
-        "load_average_1_5_15_min": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in os.getloadavg()]},
+        "load_average_1_5_15_min": {
+            "start": [round(x, 2) for x in load_start],
+            "end": [round(x, 2) for x in os.getloadavg()],
+        },
         "database": str(database) if options.db else "sample_corpus, built offline into a temporary folder",
         "questions": [QUESTION, SECOND_QUESTION],
         "repeats": options.repeats,
         "wall": {name: _summary(samples) for name, samples in walls.items()},
         "cpu": {name: _summary(samples) for name, samples in cpus.items()},
         "in_process": {
-            mode: {kind: {part: _summary([run[kind][part] for run in runs]) for part in runs[0][kind]} for kind in ("wall", "cpu")}
+            mode: {
+                kind: {part: _summary([run[kind][part] for run in runs]) for part in runs[0][kind]}
+                for kind in ("wall", "cpu")
+            }
             for mode, runs in in_process.items()
         },
         "import_seconds_by_package": {
-            "import graphrag_query": _import_time_by_package([python, "-X", "importtime", "-c", "import graphrag_query"]),
-            "graphrag-query --method local": _import_time_by_package([python, "-X", "importtime", cli, "--db", str(database), "--method", "local", QUESTION]),
+            "import graphrag_query": _import_time_by_package(
+                [python, "-X", "importtime", "-c", "import graphrag_query"]
+            ),
+            "graphrag-query --method local": _import_time_by_package(
+                [python, "-X", "importtime", cli, "--db", str(database), "--method", "local", QUESTION]
+            ),
         },
     }
     if work is not None:
@@ -169,7 +214,10 @@ def main() -> None:
         print(f"{name:40} wall {figures['median_s']:.3f} s, CPU {result['cpu'][name]['median_s']:.3f} s")
     for mode, kinds in result["in_process"].items():
         for kind, parts in kinds.items():
-            print(f"in process, {mode:6} {kind:4} " + "  ".join(f"{part} {figures['median_s']:.3f} s" for part, figures in parts.items()))
+            print(
+                f"in process, {mode:6} {kind:4} "
+                + "  ".join(f"{part} {figures['median_s']:.3f} s" for part, figures in parts.items())
+            )
 
 
 if __name__ == "__main__":

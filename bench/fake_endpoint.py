@@ -26,11 +26,15 @@ def fake_endpoint(work: Path) -> Iterator[tuple[FakeOpenAI, dict[str, str]]]:
     home.mkdir()
     shutil.copy(REPO / "dagster_home" / "dagster.yaml", home)
     with FakeOpenAI(latency_seconds=0.3, seconds_per_completion_token=0.002, embedding_dimensions=64) as fake:
-        yield fake, os.environ | {
-            "DAGSTER_HOME": str(home),
-            "GRAPHRAG_LLM_BASE_URL": fake.base_url,
-            "GRAPHRAG_LLM_API_KEY": "sk-bench",
-            "GRAPHRAG_LLM_MODEL": "fake-chat",
-            "GRAPHRAG_EMBEDDING_MODEL": "fake-embed",
-            "GRAPHRAG_LLM_CONCURRENCY": str(CONCURRENCY),
-        }
+        yield (
+            fake,
+            os.environ
+            | {
+                "DAGSTER_HOME": str(home),
+                "GRAPHRAG_LLM_BASE_URL": fake.base_url,
+                "GRAPHRAG_LLM_API_KEY": "sk-bench",
+                "GRAPHRAG_LLM_MODEL": "fake-chat",
+                "GRAPHRAG_EMBEDDING_MODEL": "fake-embed",
+                "GRAPHRAG_LLM_CONCURRENCY": str(CONCURRENCY),
+            },
+        )

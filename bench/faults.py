@@ -62,9 +62,10 @@ import duckdb
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from graphrag_assets.storage.snapshot import pointer_path, published_builds, read_pointer, snapshot_dir  # noqa: E402
-from tests.fake_openai import Fault, FakeOpenAI  # noqa: E402
 from common import git, machine, write_json  # noqa: E402
+
+from graphrag_assets.storage.snapshot import pointer_path, published_builds, read_pointer, snapshot_dir  # noqa: E402
+from tests.fake_openai import FakeOpenAI, Fault  # noqa: E402
 
 PYTHON = REPO / ".venv" / "bin" / "python"
 COMPARED = ("entities", "relationships", "text_units", "communities", "community_reports", "embeddings")
@@ -97,14 +98,18 @@ class Index:
         shutil.copy(REPO / "dagster_home" / "dagster.yaml", home)
         self.fake = fake
         inherited = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAG_", "OPENAI_", "DAGSTER_"))}
-        self.env = inherited | {
-            "DAGSTER_HOME": str(home),
-            "GRAPHRAG_LLM_BASE_URL": fake.base_url,
-            "GRAPHRAG_LLM_API_KEY": KEY,
-            "GRAPHRAG_LLM_MODEL": "fake-chat",
-            "GRAPHRAG_EMBEDDING_MODEL": "fake-embed",
-            "GRAPHRAG_LLM_CONCURRENCY": "4",
-        } | env
+        self.env = (
+            inherited
+            | {
+                "DAGSTER_HOME": str(home),
+                "GRAPHRAG_LLM_BASE_URL": fake.base_url,
+                "GRAPHRAG_LLM_API_KEY": KEY,
+                "GRAPHRAG_LLM_MODEL": "fake-chat",
+                "GRAPHRAG_EMBEDDING_MODEL": "fake-embed",
+                "GRAPHRAG_LLM_CONCURRENCY": "4",
+            }
+            | env
+        )
         self.command = [
             str(PYTHON), "-m", "graphrag_assets.cli",
             "--input", str(self.input), "--db", str(self.database), "--vectors", str(self.vectors),
@@ -114,7 +119,9 @@ class Index:
         first = len(self.fake.requests)
         started = time.perf_counter()
         try:
-            done = subprocess.run(self.command, cwd=REPO, env=self.env | env, capture_output=True, text=True, timeout=timeout)
+            done = subprocess.run(
+                self.command, cwd=REPO, env=self.env | env, capture_output=True, text=True, timeout=timeout
+            )
             code, out, err = done.returncode, done.stdout, done.stderr
         except subprocess.TimeoutExpired as expired:
             code, out, err = "timeout", _text(expired.stdout), _text(expired.stderr)
@@ -124,13 +131,19 @@ class Index:
     def start(self, log: Path, **env: str) -> subprocess.Popen:
         # Its own process group: the kill takes down everything it started, as a crash would.
         with open(log, "w") as out:
-            return subprocess.Popen(self.command, cwd=REPO, env=self.env | env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            return subprocess.Popen(
+                self.command, cwd=REPO, env=self.env | env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
 
     def edit(self) -> None:
         """A sentence put first in a file: its names come first in the text unit, so the
         edit changes entities and communities, not only a text unit."""
         path = self.input / "default" / EDITED
-        path.write_text(f"{EDIT_MARKER} led the autumn river survey with the Harbor Institute.\n\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+        path.write_text(
+            f"{EDIT_MARKER} led the autumn river survey with the Harbor Institute.\n\n"
+            + path.read_text(encoding="utf-8"),
+            encoding="utf-8",
+        )
 
 
 def _text(value) -> str:
@@ -142,7 +155,11 @@ def run_record(code, stdout: str, stderr: str, wall: float, fake: FakeOpenAI, fi
     return {
         "exit_code": code,
         "wall_s": round(wall, 1),
-        "stdout": [line for line in lines if line.startswith(("sources:", "corpus ")) or "LLM calls:" in line or line.startswith("run ")],
+        "stdout": [
+            line
+            for line in lines
+            if line.startswith(("sources:", "corpus ")) or "LLM calls:" in line or line.startswith("run ")
+        ],
         "reason": [line for line in lines if line.startswith("corpus ") and line.endswith(")")],
         "stderr_summary": stderr_summary(stderr),
         "calls": calls(fake.requests[first:last]),
@@ -186,7 +203,10 @@ def _inputs(request: dict) -> list[str]:
 
 def _key(request: dict) -> str:
     body = request["body"]
-    payload = [body.get("model"), body.get("input") if request["path"].endswith("/embeddings") else body.get("messages")]
+    payload = [
+        body.get("model"),
+        body.get("input") if request["path"].endswith("/embeddings") else body.get("messages"),
+    ]
     return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
@@ -208,7 +228,11 @@ def paid_twice(fake: FakeOpenAI, rerun: dict, answered_before: float | None = No
         "completions_by_task": dict(Counter(r["task"] for r in repeated if r["path"].endswith("/chat/completions"))),
         "embedding_requests": sum(1 for r in repeated if r["path"].endswith("/embeddings")),
         "embedded_texts": sum(
-            1 for r in rerun_requests if r["path"].endswith("/embeddings") for t in _inputs(r) if (r["body"].get("model"), t) in texts
+            1
+            for r in rerun_requests
+            if r["path"].endswith("/embeddings")
+            for t in _inputs(r)
+            if (r["body"].get("model"), t) in texts
         ),
     }
     result["total"] = result["completions"] + result["embedding_requests"]
@@ -231,13 +255,17 @@ def _count(connection, table: str) -> int | None:
 
 def _tables(path: Path) -> dict:
     with duckdb.connect(str(path), read_only=True) as connection:
-        counts = {t: _count(connection, t) for t in (*COMPARED, "documents", "llm_cache", "llm_failures", "source_errors")}
+        counts = {
+            t: _count(connection, t) for t in (*COMPARED, "documents", "llm_cache", "llm_failures", "source_errors")
+        }
         try:
             titles = sorted(row[0] for row in connection.execute("SELECT title FROM entities").fetchall())
         except duckdb.CatalogException:
             titles = []
         try:
-            marker = connection.execute(f"SELECT count(*) FROM text_units WHERE text LIKE '%{EDIT_MARKER}%'").fetchone()[0]
+            marker = connection.execute(
+                f"SELECT count(*) FROM text_units WHERE text LIKE '%{EDIT_MARKER}%'"
+            ).fetchone()[0]
         except duckdb.CatalogException:
             marker = None
         try:
@@ -248,7 +276,13 @@ def _tables(path: Path) -> dict:
             built = dict(connection.execute("SELECT corpus, epoch_us(built_at) FROM corpus_builds").fetchall())
         except duckdb.CatalogException:
             built = {}
-    return {"counts": counts, "titles": titles, "edit_marker_text_units": marker, "embedding_kinds": kinds, "built": built}
+    return {
+        "counts": counts,
+        "titles": titles,
+        "edit_marker_text_units": marker,
+        "embedding_kinds": kinds,
+        "built": built,
+    }
 
 
 def state(index: Index) -> dict:
@@ -287,12 +321,17 @@ def rows_lost(final: dict, reference: dict) -> dict:
     for where in ("snapshot", "live"):
         got, ref = final[where], reference[where]
         if got is None:
-            result[where] = {"lost": sum(ref["counts"][t] or 0 for t in COMPARED), "note": "no published snapshot" if where == "snapshot" else "no index"}
+            result[where] = {
+                "lost": sum(ref["counts"][t] or 0 for t in COMPARED),
+                "note": "no published snapshot" if where == "snapshot" else "no index",
+            }
             continue
         deficits = {t: (ref["counts"][t] or 0) - (got["counts"][t] or 0) for t in COMPARED}
         missing = sorted(set(ref["titles"]) - set(got["titles"]))
         extra = sorted(set(got["titles"]) - set(ref["titles"]))
-        lost = sum(max(0, d) for t, d in deficits.items() if t != "entities") + max(deficits["entities"], len(missing), 0)
+        lost = sum(max(0, d) for t, d in deficits.items() if t != "entities") + max(
+            deficits["entities"], len(missing), 0
+        )
         result[where] = {
             "lost": lost,
             "count_differences": {t: -d for t, d in deficits.items() if d},  # final minus reference
@@ -327,7 +366,9 @@ def kill_mid_extraction(index: Index) -> dict:
     deadline = time.monotonic() + RUN_TIMEOUT
     while len([r for r in index.fake.completions() if "finished" in r]) < KILL_AFTER_COMPLETIONS:
         if process.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"the indexer ended before it could be killed:\n{(index.root / 'killed.log').read_text()[-3000:]}")
+            raise SystemExit(
+                f"the indexer ended before it could be killed:\n{(index.root / 'killed.log').read_text()[-3000:]}"
+            )
         time.sleep(0.05)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
@@ -337,7 +378,9 @@ def kill_mid_extraction(index: Index) -> dict:
         "exit_code": process.returncode,
         "wall_s": round(time.perf_counter() - started, 1),
         "killed_at": killed_at,
-        "stderr_summary": [f"(SIGKILL of the process group after {sum(tasks.values())} answered completions: {dict(tasks)})"],
+        "stderr_summary": [
+            f"(SIGKILL of the process group after {sum(tasks.values())} answered completions: {dict(tasks)})"
+        ],
         "calls": calls(index.fake.requests),
     }
 
@@ -356,7 +399,9 @@ def kill_while_publishing(index: Index) -> dict:
         deadline = time.monotonic() + RUN_TIMEOUT
         while set(snapshot_dir(index.database).glob("*.duckdb")) <= snapshots_before:
             if process.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"the indexer never reached published_index:\n{(index.root / 'killed.log').read_text()[-3000:]}")
+                raise SystemExit(
+                    f"the indexer never reached published_index:\n{(index.root / 'killed.log').read_text()[-3000:]}"
+                )
             time.sleep(0.1)
         time.sleep(0.5)  # now blocked opening the FIFO
         assert process.poll() is None, "the indexer ended inside published_index"
@@ -367,7 +412,9 @@ def kill_while_publishing(index: Index) -> dict:
     return {
         "exit_code": process.returncode,
         "wall_s": round(time.perf_counter() - started, 1),
-        "stderr_summary": ["(SIGKILL of the process group inside published_index: snapshot copied, pointer not swapped)"],
+        "stderr_summary": [
+            "(SIGKILL of the process group inside published_index: snapshot copied, pointer not swapped)"
+        ],
         "calls": calls(index.fake.requests[first:]),
         "pointer_exists_after_kill": pointer_path(index.database).exists(),
     }
@@ -389,7 +436,9 @@ class Holder:
             "print('open', flush=True)\n"
             "sys.stdin.read()\n"
         )
-        self.process = subprocess.Popen([str(PYTHON), "-c", code, str(database)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(
+            [str(PYTHON), "-c", code, str(database)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         assert self.process.stdout.readline().strip() == "open"
 
     def release(self) -> None:
@@ -409,7 +458,9 @@ def hold_mid_run(index: Index) -> tuple[dict, int]:
     started = time.perf_counter()
     holder = None
     with open(log, "w") as err:
-        process = subprocess.Popen(index.command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=err, text=True, start_new_session=True)
+        process = subprocess.Popen(
+            index.command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=err, text=True, start_new_session=True
+        )
         lines = []
         try:
             for line in process.stdout:
@@ -424,11 +475,15 @@ def hold_mid_run(index: Index) -> tuple[dict, int]:
             if holder is not None:
                 holder.release()
     wall = time.perf_counter() - started
-    record = run_record(process.returncode, "".join(lines), log.read_text(), wall, index.fake, first, len(index.fake.requests))
+    record = run_record(
+        process.returncode, "".join(lines), log.read_text(), wall, index.fake, first, len(index.fake.requests)
+    )
     return record, holder.process.pid if holder else 0
 
 
-def fault(number: int, title: str, injected: str, work: Path, references: dict, endpoint_options: dict | None = None) -> dict:
+def fault(
+    number: int, title: str, injected: str, work: Path, references: dict, endpoint_options: dict | None = None
+) -> dict:
     """Run fault ``number`` in its own index and endpoint; return its record."""
     with FakeOpenAI(**(endpoint_options or {})) as fake:
         fake._server.handle_error = lambda request, address: None  # a killed client's reset connections are expected
@@ -513,7 +568,9 @@ def fault(number: int, title: str, injected: str, work: Path, references: dict, 
 
         after_fault = state(index)
         if number == 5:
-            extra["failed_calls_recorded"] = after_fault["live"]["counts"]["llm_failures"] if after_fault["live"] else None
+            extra["failed_calls_recorded"] = (
+                after_fault["live"]["counts"]["llm_failures"] if after_fault["live"] else None
+            )
         rerun = index.run(**rerun_env)
         after_rerun = state(index)
         twice = paid_twice(fake, rerun, answered_before=(killed_at - KILL_GRACE_SECONDS) if killed_at else None)
@@ -545,7 +602,8 @@ def fault(number: int, title: str, injected: str, work: Path, references: dict, 
         "rows_lost": lost,
         "state_after_rerun": summary_of(after_rerun),
         "repaired": repaired,
-        "confirmation_run": public(confirm) | {"no_work": any("no work: index is up to date" in line for line in confirm["stdout"])},
+        "confirmation_run": public(confirm)
+        | {"no_work": any("no work: index is up to date" in line for line in confirm["stdout"])},
         "time_to_recover_s": rerun["wall_s"],
         "load_average": {"start": [round(x, 2) for x in load], "end": [round(x, 2) for x in load_after]},
     } | extra
@@ -553,15 +611,45 @@ def fault(number: int, title: str, injected: str, work: Path, references: dict, 
 
 
 FAULTS = {
-    1: ("SIGKILL mid-extraction", f"SIGKILL of the indexer's process group after {KILL_AFTER_COMPLETIONS} answered completions (0.25 s per call, concurrency 2)"),
-    2: ("SIGKILL while publishing a first index", "FIFO at <db>.published.tmp blocks published_index after the snapshot copy; SIGKILL there"),
-    3: ("SIGKILL while publishing an update", "index; append a sentence to river_cleanup.txt; FIFO; SIGKILL inside published_index"),
+    1: (
+        "SIGKILL mid-extraction",
+        (
+            f"SIGKILL of the indexer's process group after {KILL_AFTER_COMPLETIONS} answered completions (0.25 s per "
+            f"call, concurrency 2)"
+        ),
+    ),
+    2: (
+        "SIGKILL while publishing a first index",
+        "FIFO at <db>.published.tmp blocks published_index after the snapshot copy; SIGKILL there",
+    ),
+    3: (
+        "SIGKILL while publishing an update",
+        "index; append a sentence to river_cleanup.txt; FIFO; SIGKILL inside published_index",
+    ),
     4: ("LanceDB folder deleted", "index; rm -r the LanceDB folder"),
-    5: ("overloaded endpoint", "6 x HTTP 429 (Retry-After 0) on summary calls, GRAPHRAG_LLM_MAX_RETRIES=1, concurrency 1"),
+    5: (
+        "overloaded endpoint",
+        "6 x HTTP 429 (Retry-After 0) on summary calls, GRAPHRAG_LLM_MAX_RETRIES=1, concurrency 1",
+    ),
     6: ("wrong API key", "every call answered HTTP 401; GRAPHRAG_LLM_API_KEY wrong"),
-    7: ("live file held by another process, from before the run", "index; edit; a read-only DuckDB connection opened on the live file before the run and held until it failed; GRAPHRAG_LOCK_WAIT_SECONDS=5"),
-    9: ("live file held by another process, from the middle of a run", "index; edit; the read-only connection opened once the run printed its plan (\"sources: ...\") and held until the run ended; GRAPHRAG_LOCK_WAIT_SECONDS=5"),
-    8: ("unreadable input files", "a FIFO (pipe.txt) and a binary file (scan.txt, NUL bytes) in the input folder; both removed for the rerun"),
+    7: (
+        "live file held by another process, from before the run",
+        (
+            "index; edit; a read-only DuckDB connection opened on the live file before the run and held until it "
+            "failed; GRAPHRAG_LOCK_WAIT_SECONDS=5"
+        ),
+    ),
+    9: (
+        "live file held by another process, from the middle of a run",
+        (
+            'index; edit; the read-only connection opened once the run printed its plan ("sources: ...") and held '
+            "until the run ended; GRAPHRAG_LOCK_WAIT_SECONDS=5"
+        ),
+    ),
+    8: (
+        "unreadable input files",
+        "a FIFO (pipe.txt) and a binary file (scan.txt, NUL bytes) in the input folder; both removed for the rerun",
+    ),
 }
 ORDER = [1, 2, 3, 4, 5, 6, 7, 9, 8]
 
@@ -595,7 +683,10 @@ def build_references(work: Path) -> dict:
         "fault5_target": "summarize_descriptions" if has_summaries else "community_report",
         # Calls waiting for the one slot go before a retry (it queues behind them): the
         # first N faults fall on the N calls' first attempts, the next 3 on 3 retries.
-        "fault5_faults": first["calls"]["completions_by_task"].get("summarize_descriptions" if has_summaries else "community_report", 0) + 3,
+        "fault5_faults": first["calls"]["completions_by_task"].get(
+            "summarize_descriptions" if has_summaries else "community_report", 0
+        )
+        + 3,
         "record": {
             "build": {k: v for k, v in first.items() if not k.startswith("_")},
             "state": summary_of(original),
@@ -610,7 +701,6 @@ def build_references(work: Path) -> dict:
 # ---------------------------------------------------------------- report
 
 
-
 def git_state() -> dict:
     return {"commit": git("rev-parse", "HEAD"), "uncommitted": git("status", "--porcelain").splitlines()}
 
@@ -623,7 +713,11 @@ def table_row(r: dict) -> str:
     rerun = r["rerun"]
     reason = "; ".join(line.split(": ", 1)[1] for line in rerun["reason"])
     if not reason:  # no corpus to finish: what the plan line says
-        reason = next((line for line in rerun["stdout"] if line.startswith("sources:")), "").split("; ", 1)[-1] + "; " + (rerun["stdout"][-1].split(";")[0] if rerun["stdout"] else "")
+        reason = (
+            next((line for line in rerun["stdout"] if line.startswith("sources:")), "").split("; ", 1)[-1]
+            + "; "
+            + (rerun["stdout"][-1].split(";")[0] if rerun["stdout"] else "")
+        )
     c = rerun["calls"]
     twice = r["calls_paid_twice"]
     in_flight = twice.get("answered_within_0.5s_of_kill_and_repeated")
@@ -652,7 +746,12 @@ def main() -> None:
     for number in wanted:
         title, injected = FAULTS[number]
         if number == 5:
-            injected = injected.replace("summary calls", "summary calls" if references["fault5_target"] == "summarize_descriptions" else "report calls (the build makes no summary call)")
+            injected = injected.replace(
+                "summary calls",
+                "summary calls"
+                if references["fault5_target"] == "summarize_descriptions"
+                else "report calls (the build makes no summary call)",
+            )
         t = time.perf_counter()
         record = fault(number, title, injected, work, references, {"latency_seconds": 0.25} if number == 1 else None)
         records.append(record)
@@ -661,18 +760,27 @@ def main() -> None:
     result = {
         "benchmark": "fault table (bench/faults.py)",
         "command": ".venv/bin/python bench/faults.py" + (f" --only {' '.join(args.only)}" if args.only else ""),
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": machine() | {"load_average_start": [round(x, 2) for x in load_start], "load_average_end": [round(x, 2) for x in os.getloadavg()]},
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": machine()
+        | {
+            "load_average_start": [round(x, 2) for x in load_start],
+            "load_average_end": [round(x, 2) for x in os.getloadavg()],
+        },
         "code": git_state(),
         "corpus": "sample_corpus/ (7 files, 1 corpus 'default')",
-        "endpoint": "tests/fake_openai.py in process; no latency (0.25 s per call for fault 1); concurrency 4 unless stated",
+        "endpoint": (
+            "tests/fake_openai.py in process; no latency (0.25 s per call for fault 1); concurrency 4 unless stated"
+        ),
         "reference": references["record"],
         "faults": records,
         "wall_s": round(time.perf_counter() - started, 1),
     }
     out = REPO / "bench" / "results" / "faults.json"
     write_json(out, result)
-    print("\n| fault | faulty run exit | kept (entities/text_units/llm_cache) | rerun did | calls paid twice | rows lost | time to recover |")
+    print(
+        "\n| fault | faulty run exit | kept (entities/text_units/llm_cache) | rerun did | calls paid twice | "
+        "rows lost | time to recover |"
+    )
     print("|---|---|---|---|---|---|---|")
     for record in records:
         print(table_row(record))

@@ -37,6 +37,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from fake_endpoint import CONCURRENCY, REPO, fake_endpoint
+
 SHARED = REPO.parent / "shared" / "corpus"
 # Stages in data-dependency order; calls of one stage can overlap, stages cannot.
 STAGES = {
@@ -64,7 +65,9 @@ def dependency_bound(requests: list[dict]) -> tuple[float, dict]:
             chains[_chain_key(r) if stage == "extraction" else str(id(r))] += r["latency"]
         longest = max(chains.values())
         if stage == "reports":
-            longest = max(r["latency"] for r in calls if r["task"]) + max((r["latency"] for r in calls if not r["task"]), default=0)
+            longest = max(r["latency"] for r in calls if r["task"]) + max(
+                (r["latency"] for r in calls if not r["task"]), default=0
+            )
         bound = max(sum(r["latency"] for r in calls) / CONCURRENCY, longest)
         per_stage[stage] = round(bound, 2)
         total += bound
@@ -80,9 +83,24 @@ def dagster_steps(home: Path, origin_wall: float) -> list[dict]:
     steps = []
     with DagsterInstance.get() as instance:
         for run in reversed(instance.get_runs()):
-            events = instance.all_logs(run.run_id, of_type={DagsterEventType.RUN_START, DagsterEventType.RUN_SUCCESS, DagsterEventType.STEP_START, DagsterEventType.STEP_SUCCESS})
+            events = instance.all_logs(
+                run.run_id,
+                of_type={
+                    DagsterEventType.RUN_START,
+                    DagsterEventType.RUN_SUCCESS,
+                    DagsterEventType.STEP_START,
+                    DagsterEventType.STEP_SUCCESS,
+                },
+            )
             for event in events:
-                steps.append({"run": run.job_name, "event": event.dagster_event.event_type_value, "step": event.step_key, "at_s": round(event.timestamp - origin_wall, 2)})
+                steps.append(
+                    {
+                        "run": run.job_name,
+                        "event": event.dagster_event.event_type_value,
+                        "step": event.step_key,
+                        "at_s": round(event.timestamp - origin_wall, 2),
+                    }
+                )
     return steps
 
 
@@ -103,7 +121,19 @@ def index_once(args, run: int) -> dict:
     work = Path(tempfile.mkdtemp(prefix="graphrag-llm-bench-"))
     folder, corpus, description = _input(args, work)
     with fake_endpoint(work) as (fake, env):
-        command = [sys.executable, "-m", "graphrag_assets.cli", "--input", str(folder), "--corpus", corpus, "--db", str(work / "index.duckdb"), "--vectors", str(work / "lancedb")]
+        command = [
+            sys.executable,
+            "-m",
+            "graphrag_assets.cli",
+            "--input",
+            str(folder),
+            "--corpus",
+            corpus,
+            "--db",
+            str(work / "index.duckdb"),
+            "--vectors",
+            str(work / "lancedb"),
+        ]
         wall_minus_monotonic = time.time() - time.monotonic()
         started = time.perf_counter()
         first = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True)
@@ -157,10 +187,20 @@ def index_once(args, run: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--podcast-files", type=int, default=0, help="index the first N podcast files instead of A Christmas Carol")
-    parser.add_argument("--repeat", type=int, default=5, help="first indexes to run; the run with the median LLM span is reported in full")
+    parser.add_argument(
+        "--podcast-files", type=int, default=0, help="index the first N podcast files instead of A Christmas Carol"
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=5,
+        help="first indexes to run; the run with the median LLM span is reported in full",
+    )
     args = parser.parse_args()
-    runs = sorted((index_once(args, n + 1) for n in range(args.repeat)), key=lambda r: r["llm_span_s (first request to last response)"])
+    runs = sorted(
+        (index_once(args, n + 1) for n in range(args.repeat)),
+        key=lambda r: r["llm_span_s (first request to last response)"],
+    )
     result = runs[len(runs) // 2]
     median = result["llm_span_s (first request to last response)"]
     result |= {

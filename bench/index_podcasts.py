@@ -56,7 +56,10 @@ def _step_times(dagster_home: Path) -> dict:
                     started[record.step_key] = record.timestamp
                 elif event.event_type == DagsterEventType.STEP_SUCCESS:
                     steps[record.step_key] = round(record.timestamp - started[record.step_key], 1)
-            runs[run.job_name] = {"seconds": round(records[-1].timestamp - records[0].timestamp, 1), "events": len(records)}
+            runs[run.job_name] = {
+                "seconds": round(records[-1].timestamp - records[0].timestamp, 1),
+                "events": len(records),
+            }
     return {"steps_seconds": steps, "runs": runs}
 
 
@@ -75,21 +78,39 @@ def main() -> None:
     home = work / "dagster_home"
     home.mkdir()
     shutil.copy(REPO / "dagster_home" / "dagster.yaml", home)
-    env = os.environ | {"DAGSTER_HOME": str(home), "GRAPHRAG_DB": str(work / "index.duckdb"), "GRAPHRAG_VECTORS": str(work / "lancedb")}
+    env = os.environ | {
+        "DAGSTER_HOME": str(home),
+        "GRAPHRAG_DB": str(work / "index.duckdb"),
+        "GRAPHRAG_VECTORS": str(work / "lancedb"),
+    }
     args = ["--input", options.input, "--corpus", options.corpus]
 
     first_wall, peak_kib, first_out = _index(args, env)
     second_wall, _, second_out = _index(args, env)
     with duckdb.connect(str(work / "index.duckdb"), read_only=True) as connection:
-        rows = {t: connection.execute(f"SELECT count(*) FROM {t} WHERE corpus = ?", [options.corpus]).fetchone()[0] for t in TABLES}
-        tokens = connection.execute("SELECT sum(n_tokens) FROM text_units WHERE corpus = ?", [options.corpus]).fetchone()[0]
-        levels = connection.execute("SELECT count(DISTINCT level) FROM communities WHERE corpus = ?", [options.corpus]).fetchone()[0]
+        rows = {
+            t: connection.execute(f"SELECT count(*) FROM {t} WHERE corpus = ?", [options.corpus]).fetchone()[0]
+            for t in TABLES
+        }
+        tokens = connection.execute(
+            "SELECT sum(n_tokens) FROM text_units WHERE corpus = ?", [options.corpus]
+        ).fetchone()[0]
+        levels = connection.execute(
+            "SELECT count(DISTINCT level) FROM communities WHERE corpus = ?", [options.corpus]
+        ).fetchone()[0]
     result = {
         "input": options.input,
         "files": sum(1 for p in Path(options.input).rglob("*") if p.is_file()),
         "tokens_in_text_units": int(tokens or 0),
-        "first_index": {"wall_seconds": round(first_wall, 1), "peak_rss_mib": round(peak_kib / 1024), "summary": first_out.strip().splitlines()[-1]},
-        "rerun_nothing_changed": {"wall_seconds": round(second_wall, 1), "summary": second_out.strip().splitlines()[-1]},
+        "first_index": {
+            "wall_seconds": round(first_wall, 1),
+            "peak_rss_mib": round(peak_kib / 1024),
+            "summary": first_out.strip().splitlines()[-1],
+        },
+        "rerun_nothing_changed": {
+            "wall_seconds": round(second_wall, 1),
+            "summary": second_out.strip().splitlines()[-1],
+        },
         "rows": rows,
         "community_levels": levels,
         "dagster": _step_times(home),

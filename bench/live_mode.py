@@ -139,7 +139,9 @@ class GraphQL:
             run_filter["statuses"] = statuses
         data = self(
             """query($filter: RunsFilter) { runsOrError(filter: $filter, limit: 200) {
-                 __typename ... on Runs { results { runId jobName status creationTime startTime endTime tags { key value } } }
+                 __typename ... on Runs {
+                   results { runId jobName status creationTime startTime endTime tags { key value } }
+                 }
                  ... on PythonError { message } } }""",
             {"filter": run_filter},
         )["runsOrError"]
@@ -153,7 +155,10 @@ class GraphQL:
                  __typename ... on Sensor { sensorState { status ticks(limit: $limit) {
                    timestamp endTimestamp status skipReason runIds error { message }
                    logEvents { events { message } } } } } ... on PythonError { message } } }""",
-            {"selector": {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY, "sensorName": sensor}, "limit": limit},
+            {
+                "selector": {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY, "sensorName": sensor},
+                "limit": limit,
+            },
         )["sensorOrError"]
         return data.get("sensorState", {}).get("ticks", []) if data["__typename"] == "Sensor" else [data]
 
@@ -162,13 +167,18 @@ def describe_run(run: dict, origin: float) -> dict:
     tags = {t["key"]: t["value"] for t in run["tags"]}
     launched_by = (
         tags.get("dagster/sensor_name")
-        or ("automation" if tags.get("dagster/from_automation_condition") or tags.get("dagster/auto_materialize") else None)
+        or (
+            "automation"
+            if tags.get("dagster/from_automation_condition") or tags.get("dagster/auto_materialize")
+            else None
+        )
         or ("graphrag-index" if tags.get("graphrag/launcher") else None)
         or "manual"
     )
     partition = tags.get("dagster/partition") or (
         f"{tags['dagster/asset_partition_range_start']}..{tags['dagster/asset_partition_range_end']}"
-        if "dagster/asset_partition_range_start" in tags else None
+        if "dagster/asset_partition_range_start" in tags
+        else None
     )
 
     def rel(t):
@@ -220,7 +230,11 @@ class LiveMode:
         self.started = time.time()
         self.process = subprocess.Popen(
             [str(VENV_BIN / "dagster"), "dev", "-w", "workspace.yaml", "-p", str(self.port)],
-            cwd=REPO, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=REPO,
+            env=self.env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         return self.started
 
@@ -235,7 +249,7 @@ class LiveMode:
             try:
                 if requests.get(f"http://127.0.0.1:{self.port}/server_info", timeout=2).ok:
                     # and the code location is loaded
-                    data = self.gql('{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus } } } }')
+                    data = self.gql("{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus } } } }")
                     entries = data["workspaceOrError"]["locationEntries"]
                     if entries and all(e["loadStatus"] == "LOADED" for e in entries):
                         return time.time()
@@ -271,7 +285,9 @@ class LiveMode:
             elif time.time() - quiet_since >= self.settle:
                 return runs
             time.sleep(2)
-        raise Bug(f"runs still active {self.timeout:.0f} s after the change: {[(r['jobName'], r['status']) for r in active]}")
+        raise Bug(
+            f"runs still active {self.timeout:.0f} s after the change: {[(r['jobName'], r['status']) for r in active]}"
+        )
 
     def change(self, name: str, apply, sql: str, params: list, predicate) -> dict:
         load = loadavg()
@@ -287,7 +303,9 @@ class LiveMode:
             "to_published_s": round(seen_at - changed_at, 1),
             "published_at_s": round(published_epoch(pointer) - changed_at, 1),
             "runs": len(runs),
-            "runs_by_job": {job: sum(1 for r in described if r["job"] == job) for job in sorted({r["job"] for r in described})},
+            "runs_by_job": {
+                job: sum(1 for r in described if r["job"] == job) for job in sorted({r["job"] for r in described})
+            },
             "failed_runs": sum(1 for r in described if r["status"] != "SUCCESS"),
             "timeline": described,
             "loadavg_before": load,
@@ -297,13 +315,24 @@ class LiveMode:
         selector = {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY, "sensorName": name}
         if running:
             data = self.gql(
-                "mutation($s: SensorSelector!) { startSensor(sensorSelector: $s) { __typename ... on PythonError { message } } }", {"s": selector}
+                (
+                    "mutation($s: SensorSelector!) { startSensor(sensorSelector: $s) { __typename ... on PythonError "
+                    "{ message } } }"
+                ),
+                {"s": selector},
             )["startSensor"]
         else:
             state = self.gql(
-                "query($s: SensorSelector!) { sensorOrError(sensorSelector: $s) { ... on Sensor { sensorState { id } } } }", {"s": selector}
+                (
+                    "query($s: SensorSelector!) { sensorOrError(sensorSelector: $s) { ... on Sensor { sensorState "
+                    "{ id } } } }"
+                ),
+                {"s": selector},
             )["sensorOrError"]["sensorState"]
-            data = self.gql("mutation($id: String) { stopSensor(id: $id) { __typename ... on PythonError { message } } }", {"id": state["id"]})["stopSensor"]
+            data = self.gql(
+                "mutation($id: String) { stopSensor(id: $id) { __typename ... on PythonError { message } } }",
+                {"id": state["id"]},
+            )["stopSensor"]
         if data["__typename"] == "PythonError":
             raise RuntimeError(f"{'start' if running else 'stop'} {name}: {data['message']}")
 
@@ -324,7 +353,11 @@ class LiveMode:
         client = DagsterGraphQLClient("127.0.0.1", port_number=self.port)
         launched = time.time()
         run_id = client.submit_job_execution(
-            "build_graph", repository_location_name=LOCATION, repository_name=REPOSITORY, run_config={}, tags={"dagster/partition": "default"}
+            "build_graph",
+            repository_location_name=LOCATION,
+            repository_name=REPOSITORY,
+            run_config={},
+            tags={"dagster/partition": "default"},
         )
         while True:
             status = client.get_run_status(run_id).value
@@ -399,8 +432,12 @@ class LiveMode:
                 pass
         self.log.close()
         return {
-            "signal": how, "exit_status": status, "seconds": round(exit_at - stopping, 1),
-            "processes_left_in_group_at_exit": at_exit, "group_empty_after_s": gone_after, "killed_after_80_s": killed,
+            "signal": how,
+            "exit_status": status,
+            "seconds": round(exit_at - stopping, 1),
+            "processes_left_in_group_at_exit": at_exit,
+            "group_empty_after_s": gone_after,
+            "killed_after_80_s": killed,
         }
 
     def group_members(self) -> list[str]:
@@ -446,7 +483,9 @@ def run_phases(home: Path, run_ids: list[str]) -> dict[str, dict]:
                     steps[entry.step_key] = round(entry.timestamp - starts[entry.step_key], 1)
             phases[run_id] = {
                 "queued_s": round(marks["starting"] - created, 1) if "starting" in marks else None,
-                "process_start_s": round(marks["started"] - marks["starting"], 1) if {"started", "starting"} <= set(marks) else None,
+                "process_start_s": round(marks["started"] - marks["starting"], 1)
+                if {"started", "starting"} <= set(marks)
+                else None,
                 "steps_s": steps,
             }
     return phases
@@ -467,8 +506,10 @@ class CLI:
         shutil.copy(REPO / "dagster_home" / "dagster.yaml", self.home / "dagster.yaml")
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHRAG_") and k != "DAGSTER_HOME"}
         self.env |= {
-            "DAGSTER_HOME": str(self.home), "GRAPHRAG_INPUT_DIR": str(self.input),
-            "GRAPHRAG_DB": str(self.database), "GRAPHRAG_VECTORS": str(work / "lancedb"),
+            "DAGSTER_HOME": str(self.home),
+            "GRAPHRAG_INPUT_DIR": str(self.input),
+            "GRAPHRAG_DB": str(self.database),
+            "GRAPHRAG_VECTORS": str(work / "lancedb"),
         }
         self.passes: list[dict] = []
 
@@ -477,12 +518,21 @@ class CLI:
             append(self.input / "default" / EDITED_NAME, edit_sentence(f" (CLI pass {len(self.passes)})"))
         load = loadavg()
         started = time.time()
-        done = subprocess.run([str(VENV_BIN / "graphrag-index")], cwd=REPO, env=self.env, capture_output=True, text=True)
+        done = subprocess.run(
+            [str(VENV_BIN / "graphrag-index")], cwd=REPO, env=self.env, capture_output=True, text=True
+        )
         wall = time.time() - started
         if done.returncode != 0:
             raise Bug(f"graphrag-index failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
-        self.passes.append({"pass": label, "wall_s": round(wall, 1), "started": started, "loadavg_before": load,
-                            "summary": done.stdout.strip().splitlines()[-1]})
+        self.passes.append(
+            {
+                "pass": label,
+                "wall_s": round(wall, 1),
+                "started": started,
+                "loadavg_before": load,
+                "summary": done.stdout.strip().splitlines()[-1],
+            }
+        )
         return self.passes[-1]
 
     def results(self) -> list[dict]:
@@ -495,11 +545,14 @@ class CLI:
         out = []
         for item in self.passes:
             runs = [g for g in graph if item["started"] - 0.5 <= g[0] <= item["started"] + item["wall_s"] + 0.5]
-            out.append({k: v for k, v in item.items() if k != "started"} | {
-                "graph_runs": len(runs),
-                "graph_run_seconds": round(runs[-1][2] - runs[-1][1], 1) if runs else None,
-                "graph_steps_s": phases.get(runs[-1][3], {}).get("steps_s") if runs else None,
-            })
+            out.append(
+                {k: v for k, v in item.items() if k != "started"}
+                | {
+                    "graph_runs": len(runs),
+                    "graph_run_seconds": round(runs[-1][2] - runs[-1][1], 1) if runs else None,
+                    "graph_steps_s": phases.get(runs[-1][3], {}).get("steps_s") if runs else None,
+                }
+            )
         return out
 
 
@@ -508,16 +561,22 @@ class CLI:
 
 def code_version() -> dict:
     """The commit measured, and the files that differed from it (read-only git calls)."""
+
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True).stdout.strip()
 
-    return {"commit": git("rev-parse", "HEAD"), "modified": git("status", "--porcelain", "--untracked-files=no").splitlines()}
-
+    return {
+        "commit": git("rev-parse", "HEAD"),
+        "modified": git("status", "--porcelain", "--untracked-files=no").splitlines(),
+    }
 
 
 def table(result: dict) -> str:
     lines = [
-        "| | to published (s) | runs launched | first run created (s) | source run (s) | graph run created (s) | graph run (s) |",
+        (
+            "| | to published (s) | runs launched | first run created (s) | source run (s) | graph run created (s) "
+            "| graph run (s) |"
+        ),
         "|---|---|---|---|---|---|---|",
     ]
 
@@ -527,27 +586,56 @@ def table(result: dict) -> str:
         graph = [r for r in runs if r["job"] != "index_sources"]
         jobs = ", ".join(f"{n} {job}" for job, n in Counter(r["job"] for r in runs).items())
         return (
-            f"| {label} | **{entry['to_published_s']}** | {len(runs)} ({jobs}) | {runs[0]['created_s'] if runs else ''} | "
+            f"| {label} | **{entry['to_published_s']}** | {len(runs)} ({jobs}) "
+            f"| {runs[0]['created_s'] if runs else ''} | "
             f"{' + '.join(str(r['run_seconds']) for r in source)} | {' / '.join(str(r['created_s']) for r in graph)} | "
             f"{' + '.join(str(r['run_seconds']) for r in graph)} |"
         )
 
     if result.get("first_index"):
-        lines.append(row(f"start `dagster dev` (webserver up at {result['first_index']['webserver_up_s']} s)", result["first_index"]))
+        lines.append(
+            row(
+                f"start `dagster dev` (webserver up at {result['first_index']['webserver_up_s']} s)",
+                result["first_index"],
+            )
+        )
     for name, change in result.get("changes", {}).items():
         lines.append(row(f"{name} a file", change))
-    ui, ui_edit, cli = result.get("ui_build_graph"), result.get("ui_build_graph_after_edit"), result.get("cli_build_graph")
+    ui, ui_edit, cli = (
+        result.get("ui_build_graph"),
+        result.get("ui_build_graph_after_edit"),
+        result.get("cli_build_graph"),
+    )
     if ui and ui_edit and cli:
         ratio = result["ui_over_cli"]
         lines += [
             "",
-            "| build_graph for `default` | graph run (run record, median) | launch to success / whole command (median) |",
+            (
+                "| build_graph for `default` | graph run (run record, median) | launch to success / whole command "
+                "(median) |"
+            ),
             "|---|---|---|",
-            f"| UI (GraphQL launch) after an edit | {ui_edit['median_run_seconds']} | {ui_edit['median_launch_to_done_s']} |",
+            (
+                f"| UI (GraphQL launch) after an edit | {ui_edit['median_run_seconds']} | "
+                f"{ui_edit['median_launch_to_done_s']} "
+                f"|"
+            ),
             f"| UI (GraphQL launch), nothing changed | {ui['median_run_seconds']} | {ui['median_launch_to_done_s']} |",
-            f"| `graphrag-index` after an edit, right after each UI build (dagster dev idle) | {cli['median_run_seconds']} | {cli['median_wall_s']} |",
-            f"| `graphrag-index` after an edit, dagster dev stopped | {cli['dagster_dev_stopped_median_run_seconds']} | {cli['dagster_dev_stopped_median_wall_s']} |",
-            f"| UI / CLI, same work, same conditions | **{ratio['same_work_after_an_edit']}x** | {ratio['launch_to_success_vs_whole_command']}x |",
+            (
+                f"| `graphrag-index` after an edit, right after each UI build (dagster dev idle) | "
+                f"{cli['median_run_seconds']} "
+                f"| {cli['median_wall_s']} |"
+            ),
+            (
+                f"| `graphrag-index` after an edit, dagster dev stopped | "
+                f"{cli['dagster_dev_stopped_median_run_seconds']} "
+                f"| {cli['dagster_dev_stopped_median_wall_s']} |"
+            ),
+            (
+                f"| UI / CLI, same work, same conditions | **{ratio['same_work_after_an_edit']}x** | "
+                f"{ratio['launch_to_success_vs_whole_command']}x "
+                f"|"
+            ),
             f"| UI / CLI with dagster dev stopped | {ratio['vs_cli_with_dagster_dev_stopped']}x | |",
         ]
     return "\n".join(lines)
@@ -557,7 +645,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=0, help="webserver port (default: a free one)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds a change may take to be published")
-    parser.add_argument("--settle", type=float, default=45.0, help="quiet seconds after a change before counting its runs")
+    parser.add_argument(
+        "--settle", type=float, default=45.0, help="quiet seconds after a change before counting its runs"
+    )
     parser.add_argument("--repeat", type=int, default=3, help="UI-launched and CLI edit-forced graph builds to time")
     parser.add_argument("--keep", help="work in this folder and keep it (default: a temp folder, removed on success)")
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "live_mode.json"))
@@ -588,7 +678,9 @@ def main() -> int:
     try:
         started = live.start()
         webserver = live.wait_webserver()
-        seen_at, pointer = live.wait_published("SELECT count(*) FROM documents", None, lambda n: (n or 0) > 0, started, "first index")
+        seen_at, pointer = live.wait_published(
+            "SELECT count(*) FROM documents", None, lambda n: (n or 0) > 0, started, "first index"
+        )
         runs = live.settle_runs(started - 60)
         result["first_index"] = {
             "webserver_up_s": round(webserver - started, 1),
@@ -603,12 +695,18 @@ def main() -> int:
         folder = live.input / "default"
         changes = result["changes"] = {}
         changes["add"] = live.change(
-            "add", lambda: (folder / ADDED_NAME).write_text(ADDED_TEXT),
-            "SELECT count(*) FROM documents WHERE text LIKE ?", [f"%{ADDED_MARKER}%"], lambda n: (n or 0) > 0,
+            "add",
+            lambda: (folder / ADDED_NAME).write_text(ADDED_TEXT),
+            "SELECT count(*) FROM documents WHERE text LIKE ?",
+            [f"%{ADDED_MARKER}%"],
+            lambda n: (n or 0) > 0,
         )
         readme_sql = subprocess.run(
             [str(VENV_BIN / "graphrag-sql"), "SELECT title FROM documents ORDER BY id DESC LIMIT 3"],
-            cwd=REPO, env=live.env, capture_output=True, text=True,
+            cwd=REPO,
+            env=live.env,
+            capture_output=True,
+            text=True,
         )
         result["readme_graphrag_sql"] = {
             "command": '.venv/bin/graphrag-sql "SELECT title FROM documents ORDER BY id DESC LIMIT 3"',
@@ -620,18 +718,32 @@ def main() -> int:
 
         marker = "Tobias Wren (live edit)"
         changes["edit"] = live.change(
-            "edit", lambda: append(folder / EDITED_NAME, edit_sentence(" (live edit)")),
-            "SELECT count(*) FROM documents WHERE text LIKE ?", [f"%{marker}%"], lambda n: (n or 0) > 0,
+            "edit",
+            lambda: append(folder / EDITED_NAME, edit_sentence(" (live edit)")),
+            "SELECT count(*) FROM documents WHERE text LIKE ?",
+            [f"%{marker}%"],
+            lambda n: (n or 0) > 0,
         )
-        print(f"edit -> published in {changes['edit']['to_published_s']} s, {changes['edit']['runs']} run(s)", flush=True)
+        print(
+            f"edit -> published in {changes['edit']['to_published_s']} s, {changes['edit']['runs']} run(s)", flush=True
+        )
 
         key = f"default/{DELETED_NAME}"
         changes["delete"] = live.change(
-            "delete", lambda: (folder / DELETED_NAME).unlink(),
-            "SELECT (SELECT count(*) FROM documents WHERE source_partition = $1) + (SELECT count(*) FROM text_units WHERE source_partition = $1)",
-            [key], lambda n: n == 0,
+            "delete",
+            lambda: (folder / DELETED_NAME).unlink(),
+            (
+                "SELECT (SELECT count(*) FROM documents WHERE source_partition = $1) + (SELECT count(*) FROM "
+                "text_units "
+                "WHERE source_partition = $1)"
+            ),
+            [key],
+            lambda n: n == 0,
         )
-        print(f"delete -> published in {changes['delete']['to_published_s']} s, {changes['delete']['runs']} run(s)", flush=True)
+        print(
+            f"delete -> published in {changes['delete']['to_published_s']} s, {changes['delete']['runs']} run(s)",
+            flush=True,
+        )
 
         # The UI path: build_graph for "default", launched through the webserver.
         # (a) nothing changed since the last build: what clicking "Materialize" does;
@@ -641,7 +753,9 @@ def main() -> int:
             ui.append(live.ui_build())
             extra = [r for r in live.settle_runs(since) if r["runId"] != ui[-1]["run_id"]]
             ui[-1]["other_runs_launched"] = [describe_run(r, since) for r in extra]
-            print(f"UI build_graph, nothing changed: {ui[-1]['run_seconds']} s, {len(extra)} follow-up run(s)", flush=True)
+            print(
+                f"UI build_graph, nothing changed: {ui[-1]['run_seconds']} s, {len(extra)} follow-up run(s)", flush=True
+            )
         # (b) the same work as graphrag-index after an edit: graph_automation paused, a sentence
         # appended, the source sensor's index_sources run waited for, then build_graph
         # launched through the webserver; automation is switched on again afterwards.
@@ -655,23 +769,38 @@ def main() -> int:
                 load = loadavg()
                 ui_edit.append(live.ui_build())
                 ui_edit[-1]["loadavg_before"] = load
-                _, present = snapshot_value(live.database, "SELECT count(*) FROM documents WHERE text LIKE ?", [f"%Tobias Wren (UI pass {index + 1})%"])
+                _, present = snapshot_value(
+                    live.database,
+                    "SELECT count(*) FROM documents WHERE text LIKE ?",
+                    [f"%Tobias Wren (UI pass {index + 1})%"],
+                )
                 ui_edit[-1]["edit_published"] = bool(present)
             finally:
                 live.set_sensor("graph_automation", True)
-            extra = [r for r in live.settle_runs(since) if r["runId"] != ui_edit[-1]["run_id"] and r["jobName"] != "index_sources"]
+            extra = [
+                r
+                for r in live.settle_runs(since)
+                if r["runId"] != ui_edit[-1]["run_id"] and r["jobName"] != "index_sources"
+            ]
             ui_edit[-1]["other_runs_launched"] = [describe_run(r, since) for r in extra]
-            print(f"UI build_graph after an edit: {ui_edit[-1]['run_seconds']} s, {len(extra)} follow-up run(s)", flush=True)
+            print(
+                f"UI build_graph after an edit: {ui_edit[-1]['run_seconds']} s, {len(extra)} follow-up run(s)",
+                flush=True,
+            )
             # The same work by graphrag-index, right after, under the same load (dagster dev idle).
             cli.run(f"edit {index + 1}, dagster dev running (idle)", edit=True)
         result["ui_build_graph"] = {
-            "how": "DagsterGraphQLClient.submit_job_execution('build_graph', tags={'dagster/partition': 'default'}), nothing changed since the last build",
+            "how": (
+                "DagsterGraphQLClient.submit_job_execution('build_graph', tags={'dagster/partition': 'default'}), "
+                "nothing changed since the last build"
+            ),
             "runs": ui,
             "median_run_seconds": round(statistics.median(r["run_seconds"] for r in ui), 1),
             "median_launch_to_done_s": round(statistics.median(r["launch_to_done_s"] for r in ui), 1),
         }
         result["ui_build_graph_after_edit"] = {
-            "how": "graph_automation stopped, a sentence appended to one file, its index_sources run (source sensor) waited for, "
+            "how": "graph_automation stopped, a sentence appended to one file, its index_sources run (source sensor) "
+            "waited for, "
             "then build_graph for 'default' launched through GraphQL; graph_automation started again after it",
             "runs": ui_edit,
             "median_run_seconds": round(statistics.median(r["run_seconds"] for r in ui_edit), 1),
@@ -699,7 +828,9 @@ def main() -> int:
     # Where each run's time went (queue, process start-up, steps), from the stopped instance.
     timelines = [result["first_index"]["timeline"]] + [c["timeline"] for c in result["changes"].values()]
     timelines += [[r] for r in result["ui_build_graph"]["runs"] + result["ui_build_graph_after_edit"]["runs"]]
-    timelines += [r["other_runs_launched"] for r in result["ui_build_graph"]["runs"] + result["ui_build_graph_after_edit"]["runs"]]
+    timelines += [
+        r["other_runs_launched"] for r in result["ui_build_graph"]["runs"] + result["ui_build_graph_after_edit"]["runs"]
+    ]
     phases = run_phases(live.home, [run["run_id"] for timeline in timelines for run in timeline])
     for timeline in timelines:
         for run in timeline:
@@ -718,8 +849,11 @@ def main() -> int:
     alongside = [p for p in passes if "running" in p["pass"]]
     alone = [p for p in passes if "stopped" in p["pass"]]
     result["cli_build_graph"] = {
-        "how": "graphrag-index on its own fresh copy of the corpus; a first index before dagster dev starts, then passes forced by "
-        "an edit (a sentence appended to one file): one right after each UI build after an edit (dagster dev running, idle), "
+        "how": "graphrag-index on its own fresh copy of the corpus; a first index before dagster dev starts, "
+        "then passes "
+        "forced by "
+        "an edit (a sentence appended to one file): one right after each UI build after an edit (dagster dev "
+        "running, idle), "
         "and more after dagster dev stopped",
         "passes": passes,
         "median_run_seconds": round(statistics.median(p["graph_run_seconds"] for p in alongside), 1),
@@ -731,9 +865,14 @@ def main() -> int:
     result["ui_over_cli"] = {
         "same_work_after_an_edit": round(result["ui_build_graph_after_edit"]["median_run_seconds"] / cli_run, 2),
         "ui_nothing_changed": round(result["ui_build_graph"]["median_run_seconds"] / cli_run, 2),
-        "launch_to_success_vs_whole_command": round(result["ui_build_graph_after_edit"]["median_launch_to_done_s"] / result["cli_build_graph"]["median_wall_s"], 2),
+        "launch_to_success_vs_whole_command": round(
+            result["ui_build_graph_after_edit"]["median_launch_to_done_s"] / result["cli_build_graph"]["median_wall_s"],
+            2,
+        ),
         "vs_cli_with_dagster_dev_stopped": round(
-            result["ui_build_graph_after_edit"]["median_run_seconds"] / result["cli_build_graph"]["dagster_dev_stopped_median_run_seconds"], 2
+            result["ui_build_graph_after_edit"]["median_run_seconds"]
+            / result["cli_build_graph"]["dagster_dev_stopped_median_run_seconds"],
+            2,
         ),
         "target": 1.5,
     }

@@ -29,12 +29,51 @@ REPO = Path(__file__).resolve().parent.parent
 CORPUS = "many"
 FILES_PER_FOLDER = 500  # keeps directory listings short, as real collections are
 
-FIRST_NAMES = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Margaret", "Ken", "Dennis", "Frances", "John", "Radia"]
-LAST_NAMES = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Hamilton", "Thompson", "Ritchie", "Allen", "Backus", "Perlman"]
+FIRST_NAMES = [
+    "Ada",
+    "Grace",
+    "Alan",
+    "Edsger",
+    "Barbara",
+    "Donald",
+    "Margaret",
+    "Ken",
+    "Dennis",
+    "Frances",
+    "John",
+    "Radia",
+]
+LAST_NAMES = [
+    "Lovelace",
+    "Hopper",
+    "Turing",
+    "Dijkstra",
+    "Liskov",
+    "Knuth",
+    "Hamilton",
+    "Thompson",
+    "Ritchie",
+    "Allen",
+    "Backus",
+    "Perlman",
+]
 PLACES = ["London", "Cambridge", "Princeton", "Austin", "Boston", "Zurich", "Paris", "Berlin", "Toronto", "Kyoto"]
-ORGANISATIONS = ["Bell Labs", "the Royal Society", "Xerox PARC", "the Computer History Museum", "the Institute for Advanced Study"]
+ORGANISATIONS = [
+    "Bell Labs",
+    "the Royal Society",
+    "Xerox PARC",
+    "the Computer History Museum",
+    "the Institute for Advanced Study",
+]
 VERBS = ["met", "wrote to", "worked with", "argued with", "visited", "taught"]
-TOPICS = ["compilers", "sorting networks", "type systems", "garbage collection", "routing protocols", "proof assistants"]
+TOPICS = [
+    "compilers",
+    "sorting networks",
+    "type systems",
+    "garbage collection",
+    "routing protocols",
+    "proof assistants",
+]
 
 
 def person(rng: random.Random) -> str:
@@ -109,7 +148,11 @@ def main() -> None:
     home.mkdir()
     shutil.copy(REPO / "dagster_home" / "dagster.yaml", home)
     write_files(inputs, options.files, options.seed)
-    env = os.environ | {"DAGSTER_HOME": str(home), "GRAPHRAG_DB": str(work / "index.duckdb"), "GRAPHRAG_VECTORS": str(work / "lancedb")}
+    env = os.environ | {
+        "DAGSTER_HOME": str(home),
+        "GRAPHRAG_DB": str(work / "index.duckdb"),
+        "GRAPHRAG_VECTORS": str(work / "lancedb"),
+    }
     args = ["--input", str(inputs), "--corpus", CORPUS]
 
     load_before = os.getloadavg()

@@ -34,11 +34,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from common import git, machine, write_json  # noqa: E402
+
 from graphrag_query import IndexReader, global_search  # noqa: E402
 from graphrag_query.basic_mode import BasicSettings, build_basic_context  # noqa: E402
 from graphrag_query.local_mode import LocalSettings, build_local_context  # noqa: E402
 from graphrag_query.result import NO_DATA_ANSWER  # noqa: E402
-from common import git, machine, write_json  # noqa: E402
 
 
 def _build_index(work: Path, corpus: str, files: int | None = None) -> dict:
@@ -61,7 +62,19 @@ def _build_index(work: Path, corpus: str, files: int | None = None) -> dict:
     home.mkdir(parents=True)
     shutil.copy(REPO / "dagster_home" / "dagster.yaml", home)
     database = work / "podcasts.duckdb"
-    command = [sys.executable, "-m", "graphrag_assets.cli", "--input", str(source), "--corpus", corpus, "--db", str(database), "--vectors", str(work / "lancedb")]
+    command = [
+        sys.executable,
+        "-m",
+        "graphrag_assets.cli",
+        "--input",
+        str(source),
+        "--corpus",
+        corpus,
+        "--db",
+        str(database),
+        "--vectors",
+        str(work / "lancedb"),
+    ]
     # Offline, default settings: none of the caller's GRAPHRAG_* settings reach the indexer.
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHRAG_")} | {"DAGSTER_HOME": str(home)}
     print(f"indexing {source} into {work} ...", flush=True)
@@ -69,7 +82,9 @@ def _build_index(work: Path, corpus: str, files: int | None = None) -> dict:
     result = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True)
     wall = time.perf_counter() - started
     if result.returncode != 0:
-        raise SystemExit(f"graphrag-index failed ({result.returncode}):\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
+        raise SystemExit(
+            f"graphrag-index failed ({result.returncode}):\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}"
+        )
     summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
     print(f"  {wall:.0f} s: {summary}", flush=True)
     index = {
@@ -93,16 +108,33 @@ def _percentiles(samples: list[float]) -> dict:
     }
 
 
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--db", help="an existing podcasts index (built by graphrag-index --corpus podcasts); without it the index is built first")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--db",
+        help=(
+            "an existing podcasts index (built by graphrag-index --corpus podcasts); without it the index is built "
+            "first"
+        ),
+    )
     parser.add_argument("--corpus", default="podcasts", help="corpus name in the index (default: podcasts)")
-    parser.add_argument("--keep", help="without --db: build the index in this folder and keep it (default: a temporary folder, removed)")
+    parser.add_argument(
+        "--keep", help="without --db: build the index in this folder and keep it (default: a temporary folder, removed)"
+    )
     parser.add_argument("--files", type=int, help="without --db: index the first N transcript files (by name) only")
-    parser.add_argument("--questions", default=str(REPO.parent / "shared" / "corpus" / "podcasts-questions.csv"), help="CSV with a question_text column")
+    parser.add_argument(
+        "--questions",
+        default=str(REPO.parent / "shared" / "corpus" / "podcasts-questions.csv"),
+        help="CSV with a question_text column",
+    )
     parser.add_argument("--limit", type=int, help="the first N questions only")
-    parser.add_argument("--out", default=str(REPO / "bench" / "results" / "query_podcasts.json"), help="JSON output (default: bench/results/query_podcasts.json)")
+    parser.add_argument(
+        "--out",
+        default=str(REPO / "bench" / "results" / "query_podcasts.json"),
+        help="JSON output (default: bench/results/query_podcasts.json)",
+    )
     options = parser.parse_args()
     if options.db and (options.keep or options.files):
         parser.error("--keep and --files build an index; they do not go with --db")
@@ -174,7 +206,10 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%d"),
         "commit": git("rev-parse", "--short", "HEAD"),
         "machine": machine(),
-        "load_average_1_5_15_min": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in os.getloadavg()]},
+        "load_average_1_5_15_min": {
+            "start": [round(x, 2) for x in load_start],
+            "end": [round(x, 2) for x in os.getloadavg()],
+        },
         "index": index,
         "database": str(database),
         "questions": len(questions),

@@ -39,6 +39,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
 from common import git, machine, write_json  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -167,7 +168,8 @@ def run_bm25(passages: list[dict], questions: list[dict], budgets=BUDGETS) -> di
         **figures,
         "budgets": {str(b): presence_figures(packed[b][0], packed[b][1], seconds) for b in budgets},
         "per_question": [
-            {"top8": r[:8], "present_4k": packed[4000][0][i] if 4000 in packed else None} for i, r in enumerate(rankings)
+            {"top8": r[:8], "present_4k": packed[4000][0][i] if 4000 in packed else None}
+            for i, r in enumerate(rankings)
         ],
     }
 
@@ -201,8 +203,17 @@ def build_index(work: Path, passages_file: Path, env_extra: dict[str, str], corp
     shutil.copy(REPO / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
     env = clean_environment(env_extra) | {"DAGSTER_HOME": str(home)}
     command = [
-        sys.executable, "-m", "graphrag_assets.cli", "--input", str(work / "input"), "--corpus", corpus,
-        "--db", str(work / "index.duckdb"), "--vectors", str(work / "lancedb"),
+        sys.executable,
+        "-m",
+        "graphrag_assets.cli",
+        "--input",
+        str(work / "input"),
+        "--corpus",
+        corpus,
+        "--db",
+        str(work / "index.duckdb"),
+        "--vectors",
+        str(work / "lancedb"),
     ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
@@ -212,7 +223,9 @@ def build_index(work: Path, passages_file: Path, env_extra: dict[str, str], corp
     wall = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if result.returncode != 0:
-        raise SystemExit(f"graphrag-index failed ({result.returncode}):\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
+        raise SystemExit(
+            f"graphrag-index failed ({result.returncode}):\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}"
+        )
     info = {
         "command": shlex.join(["graphrag-index", *command[3:]]),
         "env": env_extra,
@@ -228,7 +241,10 @@ def row_counts(reader) -> dict[str, int]:
     import duckdb
 
     with duckdb.connect(str(reader.source), read_only=True) as connection:
-        return {t: connection.execute(f'SELECT count(*) FROM "{t}" WHERE corpus = ?', [reader.corpus]).fetchone()[0] for t in TABLES}
+        return {
+            t: connection.execute(f'SELECT count(*) FROM "{t}" WHERE corpus = ?', [reader.corpus]).fetchone()[0]
+            for t in TABLES
+        }
 
 
 # ---------------------------------------------------------------- query modes
@@ -339,7 +355,15 @@ def run_modes(reader, questions: list[dict], budgets=BUDGETS, modes=MODES, progr
             progress(f"  {number}/{len(questions)} questions, {time.perf_counter() - started:.0f} s")
 
     golds = [q["gold_titles"] for q in questions]
-    figures = {m: {"budgets": {str(b): presence_figures(**{k: runs[m][b][k] for k in ("present", "tokens", "seconds")}) for b in budgets}} for m in modes}
+    figures = {
+        m: {
+            "budgets": {
+                str(b): presence_figures(**{k: runs[m][b][k] for k in ("present", "tokens", "seconds")})
+                for b in budgets
+            }
+        }
+        for m in modes
+    }
     if "basic" in figures:
         figures["basic"] |= recall_figures(rankings, golds)
         for detail, ranked in zip(per_question, rankings):
@@ -377,7 +401,8 @@ def markdown_table(bm25: dict, modes: dict) -> str:
     figures = modes["figures"]
     notes = []
     header = (
-        "| | recall@2 | recall@5 | recall@8 | gold present @2k | @4k | @8k | all gold @4k | tokens used @4k (mean) | latency @4k median / p95 |\n"
+        "| | recall@2 | recall@5 | recall@8 | gold present @2k | @4k | @8k | all gold @4k | tokens used @4k (mean) "
+        "| latency @4k median / p95 |\n"
         "|---|---|---|---|---|---|---|---|---|---|"
     )
     rows = [header]
@@ -410,13 +435,18 @@ def markdown_table(bm25: dict, modes: dict) -> str:
             mark += " (no sources)"
         rows.append(row(LABELS[mode], figures[mode], mark))
     if modes["modes_without_budget"]:
-        notes.append("\\* ran without a budget (the API has no `budget` parameter yet): the same context at every budget.")
+        notes.append(
+            "\\* ran without a budget (the API has no `budget` parameter yet): the same context at every budget."
+        )
     if modes["modes_budget_on_reduce_only"]:
         notes.append("\\+ the budget is the reduce budget only (`reduce_budget=`); map batches are not limited by it.")
     if modes["calls_without_sources"]:
-        notes.append("(no sources): the context has no `sources` frame, so nothing counts as present: " + ", ".join(f"{m} {n} calls" for m, n in modes["calls_without_sources"].items()) + ".")
+        notes.append(
+            "(no sources): the context has no `sources` frame, so nothing counts as present: "
+            + ", ".join(f"{m} {n} calls" for m, n in modes["calls_without_sources"].items())
+            + "."
+        )
     return "\n".join(rows) + ("\n\n" + "\n".join(notes) if notes else "")
-
 
 
 def git_state() -> dict:
@@ -428,7 +458,9 @@ def git_state() -> dict:
         # The packages measured: the checkout (with its uncommitted changes listed), or
         # another copy put first on PYTHONPATH (e.g. `git archive HEAD` of a clean tree).
         "code": str(code),
-        "modified_code": git("status", "--porcelain", "--", "graphrag_assets", "graphrag_query").splitlines() if code == REPO else None,
+        "modified_code": git("status", "--porcelain", "--", "graphrag_assets", "graphrag_query").splitlines()
+        if code == REPO
+        else None,
     }
 
 
@@ -436,11 +468,27 @@ def git_state() -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", default=str(DATA), help="folder with passages.jsonl and questions.jsonl (default: ../shared/corpus/2wiki-101)")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--data",
+        default=str(DATA),
+        help="folder with passages.jsonl and questions.jsonl (default: ../shared/corpus/2wiki-101)",
+    )
     parser.add_argument("--keep", help="build the index in this folder and keep it")
-    parser.add_argument("--reuse", action="store_true", help="with --keep: query the index already in the folder instead of building it again")
-    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="setting for the indexer and the queries (repeatable), e.g. GRAPHRAG_EMBEDDER=minilm")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="with --keep: query the index already in the folder instead of building it again",
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="setting for the indexer and the queries (repeatable), e.g. GRAPHRAG_EMBEDDER=minilm",
+    )
     parser.add_argument("--label", help="name of this configuration (output: bench/results/retrieval_<label>.json)")
     parser.add_argument("--questions", type=int, help="the first N questions only")
     parser.add_argument("--out", help="JSON output (default: bench/results/retrieval.json, or retrieval_<label>.json)")
@@ -454,7 +502,11 @@ def main(argv: list[str] | None = None) -> None:
         extra[key] = value
     if options.reuse and not options.keep:
         parser.error("--reuse needs --keep DIR")
-    out = Path(options.out) if options.out else REPO / "bench" / "results" / (f"retrieval_{options.label}.json" if options.label else "retrieval.json")
+    out = (
+        Path(options.out)
+        if options.out
+        else REPO / "bench" / "results" / (f"retrieval_{options.label}.json" if options.label else "retrieval.json")
+    )
     data = Path(options.data)
     passages_file, questions_file = data / "passages.jsonl", data / "questions.jsonl"
     if not passages_file.exists() or not questions_file.exists():
@@ -507,7 +559,9 @@ def main(argv: list[str] | None = None) -> None:
     result = {
         "benchmark": "2wiki-101 retrieval",
         "label": options.label or "default",
-        "command": shlex.join([Path(sys.executable).name, *sys.argv]) if argv is None else shlex.join(["bench/retrieval.py", *argv]),
+        "command": shlex.join([Path(sys.executable).name, *sys.argv])
+        if argv is None
+        else shlex.join(["bench/retrieval.py", *argv]),
         "data": str(data),
         "passages": len(passages),
         "questions": len(questions),
@@ -516,7 +570,10 @@ def main(argv: list[str] | None = None) -> None:
         "date": time.strftime("%Y-%m-%d"),
         "git": state,
         "machine": machine(),
-        "load_average_1_5_15_min": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in os.getloadavg()]},
+        "load_average_1_5_15_min": {
+            "start": [round(x, 2) for x in load_start],
+            "end": [round(x, 2) for x in os.getloadavg()],
+        },
         "env": extra,
         "index": index,
         "bm25": bm25,
@@ -527,11 +584,22 @@ def main(argv: list[str] | None = None) -> None:
         "calls_without_sources": modes["calls_without_sources"],
         "auto_methods": modes["auto_methods"],
         "definitions": {
-            "recall": "gold passages among the first k distinct documents of the ranking, averaged per question (recall_micro: over all gold passages)",
-            "gold_present": "share of all gold passages (micro) with a text unit of their document in result.context['sources']",
+            "recall": (
+                "gold passages among the first k distinct documents of the ranking, averaged per "
+                "question (recall_micro: "
+                "over all gold passages)"
+            ),
+            "gold_present": (
+                "share of all gold passages (micro) with a text unit of their document in result.context['sources']"
+            ),
             "all_gold_present": "share of questions with every gold passage present",
-            "gold_title_in_answer": "local at 4k: gold titles found (case-insensitive) in the extractive answer; a crude proxy",
-            "bm25": f"bm25s, English stop words, 'title text' per passage; ranked top {BM25_DEPTH} packed as 'title: text' lines until the budget is full",
+            "gold_title_in_answer": (
+                "local at 4k: gold titles found (case-insensitive) in the extractive answer; a crude proxy"
+            ),
+            "bm25": (
+                f"bm25s, English stop words, 'title text' per passage; ranked top {BM25_DEPTH} packed as 'title: text' "
+                f"lines until the budget is full"
+            ),
         },
         "table_markdown": table,
         "per_question": modes["per_question"],
@@ -541,7 +609,11 @@ def main(argv: list[str] | None = None) -> None:
     print(table)
     local_answer = modes["figures"].get("local", {}).get("gold_title_in_answer")
     if local_answer:
-        print(f"\ngold title in answer (local @4k, extractive): {_pct(local_answer['gold_titles'])} % of gold titles, all titles for {_pct(local_answer['questions_all_titles'])} % of questions")
+        print(
+            f"\ngold title in answer (local @4k, extractive): {_pct(local_answer['gold_titles'])} % of gold "
+            f"titles, "
+            f"all titles for {_pct(local_answer['questions_all_titles'])} % of questions"
+        )
     print(f"auto chose: {modes['auto_methods']}")
     print(f"BM25 recall@20 {_pct(bm25['recall']['20'])} %, all evidence@8 {_pct(bm25['all_evidence']['8'])} %")
     print(f"written to {out}")

@@ -27,7 +27,6 @@ from collections import Counter
 from pathlib import Path
 
 import duckdb
-
 from fake_endpoint import REPO, FakeOpenAI, fake_endpoint
 
 PODCASTS = REPO.parent / "shared" / "corpus" / "podcasts"
@@ -68,7 +67,9 @@ def _pass(name: str, command: list[str], env: dict, fake: FakeOpenAI, database: 
         "completion_tokens": sum(r["completion_tokens"] for r in completions),
         "wall_s": round(wall, 1),
         "communities": len(communities_after),
-        "communities_with_changed_members": sum(1 for c, members in communities_after.items() if communities_before.get(c) != members),
+        "communities_with_changed_members": sum(
+            1 for c, members in communities_after.items() if communities_before.get(c) != members
+        ),
         "reports": len(reports_after),
         "reports_kept_unchanged": kept,
         "reports_new_or_rewritten": len(reports_after) - kept,
@@ -85,14 +86,27 @@ def main() -> None:
         shutil.copy(path, corpus / path.name)
     database = work / "index.duckdb"
     with fake_endpoint(work) as (fake, env):
-        command = [sys.executable, "-m", "graphrag_assets.cli", "--input", str(work / "input"), "--db", str(database), "--vectors", str(work / "lancedb")]
+        command = [
+            sys.executable,
+            "-m",
+            "graphrag_assets.cli",
+            "--input",
+            str(work / "input"),
+            "--db",
+            str(database),
+            "--vectors",
+            str(work / "lancedb"),
+        ]
         passes = {"full_index_56_files": _pass("full index", command, env, fake, database)}
 
         shutil.copy(PODCASTS / ADDED, corpus / ADDED)
         passes["add_EP-11_part1"] = _pass("add", command, env, fake, database)
 
         edited = corpus / initial[0].name
-        edited.write_text(edited.read_text(encoding="utf-8") + "\nKevin Scott later thanked Fei-Fei Li for the conversation.\n", encoding="utf-8")
+        edited.write_text(
+            edited.read_text(encoding="utf-8") + "\nKevin Scott later thanked Fei-Fei Li for the conversation.\n",
+            encoding="utf-8",
+        )
         passes[f"edit_{initial[0].name}"] = _pass("edit", command, env, fake, database)
 
         (corpus / initial[-1].name).unlink()
@@ -101,7 +115,11 @@ def main() -> None:
     result = {
         "corpus": f"{len(initial)} files of {PODCASTS} (EP-03_*, EP-13_*), then {ADDED}",
         "endpoint": "tests/fake_openai.py, 300 ms + 2 ms per completion token, concurrency 16",
-        "microsoft_graphrag_3_3_update_for_the_same_add": {"completion_calls": 23, "embedding_requests": 18, "old_communities_and_reports": "left untouched"},
+        "microsoft_graphrag_3_3_update_for_the_same_add": {
+            "completion_calls": 23,
+            "embedding_requests": 18,
+            "old_communities_and_reports": "left untouched",
+        },
         "passes": passes,
     }
     out = REPO / "bench" / "results" / "update_podcasts_llm.json"

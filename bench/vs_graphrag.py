@@ -55,7 +55,6 @@ from pathlib import Path
 import duckdb
 import tiktoken_ext
 import yaml
-
 from common import machine, write_json
 
 REPO = Path(__file__).resolve().parent.parent
@@ -82,7 +81,7 @@ CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.t
 # profiler-off variant): GraphRAG's WorkflowProfiler looks up `tracemalloc` in its module's
 # globals each time, so replacing that name with no-ops removes the tracing and leaves
 # only its timer. Memory figures in GraphRAG's stats.json then read 0.
-NO_PROFILER_SITECUSTOMIZE = '''\
+NO_PROFILER_SITECUSTOMIZE = """\
 import types
 
 import graphrag.index.run.profiling as profiling
@@ -90,13 +89,15 @@ import graphrag.index.run.profiling as profiling
 profiling.tracemalloc = types.SimpleNamespace(
     start=lambda: None, stop=lambda: None, get_traced_memory=lambda: (0, 0), get_tracemalloc_memory=lambda: 0
 )
-'''
+"""
 
 
 def graphrag_venv(folder: Path, python: str) -> Path:
     """A virtual environment with graphrag 3.3.0, created (about 3 minutes) if missing."""
     check = [str(folder / "bin" / "python"), "-c", "import importlib.metadata as m; print(m.version('graphrag'))"]
-    if (folder / "bin" / "python").exists() and subprocess.run(check, capture_output=True, text=True).stdout.strip() == GRAPHRAG_VERSION:
+    if (folder / "bin" / "python").exists() and subprocess.run(
+        check, capture_output=True, text=True
+    ).stdout.strip() == GRAPHRAG_VERSION:
         return folder
     print(f"installing graphrag {GRAPHRAG_VERSION} into {folder} ...", file=sys.stderr)
     subprocess.run([python, "-m", "venv", "--clear", str(folder)], check=True)
@@ -197,7 +198,17 @@ def run_ours(server: MockServer, folder: Path) -> tuple[dict, dict]:
     }
     db = folder / "index.duckdb"
     # graphrag-index sits beside the interpreter running this script (the project's venv).
-    command = [str(Path(sys.executable).with_name("graphrag-index")), "--input", str(BOOK.parent), "--corpus", "christmas_carol", "--db", str(db), "--vectors", str(folder / "lancedb")]
+    command = [
+        str(Path(sys.executable).with_name("graphrag-index")),
+        "--input",
+        str(BOOK.parent),
+        "--corpus",
+        "christmas_carol",
+        "--db",
+        str(db),
+        "--vectors",
+        str(folder / "lancedb"),
+    ]
     figures = measured(command, env, REPO, folder)
     with duckdb.connect(str(db), read_only=True) as con:
         built = graph_counts(con, lambda table: table)
@@ -207,7 +218,13 @@ def run_ours(server: MockServer, folder: Path) -> tuple[dict, dict]:
 def graphrag_template(venv: Path, work: Path) -> Path:
     """`graphrag init` once (it asks for the two model names on stdin: take the defaults)."""
     template = work / "graphrag_template"
-    subprocess.run([str(venv / "bin" / "graphrag"), "init", "--root", str(template)], input="\n\n", text=True, check=True, capture_output=True)
+    subprocess.run(
+        [str(venv / "bin" / "graphrag"), "init", "--root", str(template)],
+        input="\n\n",
+        text=True,
+        check=True,
+        capture_output=True,
+    )
     return template
 
 
@@ -231,7 +248,9 @@ def graphrag_project(template: Path, base_url: str, folder: Path) -> Path:
     return root
 
 
-def run_graphrag(server: MockServer, venv: Path, template: Path, work: Path, folder: Path, profiler: bool) -> tuple[dict, dict]:
+def run_graphrag(
+    server: MockServer, venv: Path, template: Path, work: Path, folder: Path, profiler: bool
+) -> tuple[dict, dict]:
     root = graphrag_project(template, server.base_url, folder)
     tiktoken_cache = work / "tiktoken_cache"
     env = clean_env() | {
@@ -252,7 +271,10 @@ def run_graphrag(server: MockServer, venv: Path, template: Path, work: Path, fol
 
 def graph_counts(con: duckdb.DuckDBPyConnection, relation) -> dict:
     """What an index holds; both write GraphRAG 3.x's tables and column names."""
-    counts = {table: con.sql(f"SELECT count(*) FROM {relation(table)}").fetchone()[0] for table in ("text_units", "entities", "relationships", "communities", "community_reports")}
+    counts = {
+        table: con.sql(f"SELECT count(*) FROM {relation(table)}").fetchone()[0]
+        for table in ("text_units", "entities", "relationships", "communities", "community_reports")
+    }
     counts["community_levels"] = con.sql(f"SELECT count(DISTINCT level) FROM {relation('communities')}").fetchone()[0]
     return counts
 
@@ -270,7 +292,9 @@ def llm_figures(stats: dict, calls: list[dict], figures: dict) -> dict:
         "embedding_requests": totals["embedding_calls"],
         "texts_embedded": totals["embedding_inputs"],
         "calls_by_kind": {kind: value["calls"] for kind, value in kinds.items()},
-        "tokens_by_kind (prompt, completion)": {kind: [value["prompt_tokens"], value["completion_tokens"]] for kind, value in kinds.items()},
+        "tokens_by_kind (prompt, completion)": {
+            kind: [value["prompt_tokens"], value["completion_tokens"]] for kind, value in kinds.items()
+        },
         "prompt_tokens": totals["chat_prompt_tokens"],
         "completion_tokens": totals["chat_completion_tokens"],
         "embedding_tokens": totals["embedding_tokens"],
@@ -291,7 +315,11 @@ def run_one(name: str, server: MockServer, venv: Path, template: Path, work: Pat
         figures, built = run_ours(server, folder)
     else:
         figures, built = run_graphrag(server, venv, template, work, folder, profiler=name == "graphrag")
-    result = figures | llm_figures(server.stats(), server.calls_since(offset), figures) | {"built": built, "load_average_before": [round(x, 2) for x in load]}
+    result = (
+        figures
+        | llm_figures(server.stats(), server.calls_since(offset), figures)
+        | {"built": built, "load_average_before": [round(x, 2) for x in load]}
+    )
     if result["errors"]:
         raise SystemExit(f"{name}: {result['errors']} LLM call(s) failed; see {folder}")
     for key in ("started_at", "ended_at"):
@@ -302,7 +330,16 @@ def run_one(name: str, server: MockServer, venv: Path, template: Path, work: Pat
 def summarise(runs: list[dict]) -> dict:
     """Median timings; calls, tokens and counts from the first run, with a flag saying
     whether every run made the same calls and built the same graph."""
-    timed = ("wall_s", "cpu_s", "user_s", "sys_s", "peak_rss_mib", "llm_span_s", "first_request_after_s", "exit_after_last_response_s")
+    timed = (
+        "wall_s",
+        "cpu_s",
+        "user_s",
+        "sys_s",
+        "peak_rss_mib",
+        "llm_span_s",
+        "first_request_after_s",
+        "exit_after_last_response_s",
+    )
     summary = {key: round(statistics.median(r[key] for r in runs), 2) for key in timed}
     summary |= {key: value for key, value in runs[0].items() if key not in timed and key != "load_average_before"}
     same = ("calls_by_kind", "prompt_tokens", "completion_tokens", "built")
@@ -334,7 +371,10 @@ def table(profile: str, summary: dict) -> str:
     lines = [
         f"**{profile}** (medians of {len(summary['runs']['ours'])} run(s) each)",
         "",
-        f"| | {TITLES['ours']} | {TITLES['graphrag']} | ours / theirs | {TITLES['graphrag_no_profiler']} | ours / theirs |",
+        (
+            f"| | {TITLES['ours']} | {TITLES['graphrag']} | ours / theirs | {TITLES['graphrag_no_profiler']} | ours "
+            f"/ theirs |"
+        ),
         "|---|---|---|---|---|---|",
     ]
 
@@ -343,7 +383,13 @@ def table(profile: str, summary: dict) -> str:
 
     for label, key in rows:
         if key == "embedding_requests":
-            lines.append(f"| {label} | {ours[key]} ({ours['texts_embedded']}) | {shipped[key]} ({shipped['texts_embedded']}) | {ratio(ours[key], shipped[key])} | {off[key]} ({off['texts_embedded']}) | {ratio(ours[key], off[key])} |")
+            lines.append(
+                f"| {label} | {ours[key]} ({ours['texts_embedded']}) | {shipped[key]} "
+                f"({shipped['texts_embedded']}) "
+                f"| {ratio(ours[key], shipped[key])} | {off[key]} ({off['texts_embedded']}) | "
+                f"{ratio(ours[key], off[key])} "
+                f"|"
+            )
         else:
             lines.append(line(label, ours[key], shipped[key], off[key]))
     for kind in kinds:
@@ -371,15 +417,29 @@ def work_folder(work: Path, venv: Path):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", choices=[*PROFILES, "both"], default="both")
-    parser.add_argument("--repeat", type=int, default=2, help="rounds per profile (each: ours, GraphRAG as shipped, GraphRAG profiler off)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=2,
+        help="rounds per profile (each: ours, GraphRAG as shipped, GraphRAG profiler off)",
+    )
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    parser.add_argument("--graphrag-venv", type=Path, default=cache / "graphrag-dagster-bench" / f"graphrag-{GRAPHRAG_VERSION}", help="virtual environment with graphrag 3.3.0 (created if missing)")
+    parser.add_argument(
+        "--graphrag-venv",
+        type=Path,
+        default=cache / "graphrag-dagster-bench" / f"graphrag-{GRAPHRAG_VERSION}",
+        help="virtual environment with graphrag 3.3.0 (created if missing)",
+    )
     parser.add_argument("--python", default="python3.11", help="interpreter for a new --graphrag-venv")
     args = parser.parse_args()
 
     venv = graphrag_venv(args.graphrag_venv, args.python)
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"profiles": {}}
-    results |= {"machine": machine(), "graphrag_version": GRAPHRAG_VERSION, "mock_server": str(MOCK_SERVER.relative_to(REPO.parent))}
+    results |= {
+        "machine": machine(),
+        "graphrag_version": GRAPHRAG_VERSION,
+        "mock_server": str(MOCK_SERVER.relative_to(REPO.parent)),
+    }
     profiles = list(PROFILES) if args.profile == "both" else [args.profile]
     for profile in profiles:
         load_at_start = [round(x, 2) for x in os.getloadavg()]

@@ -16,12 +16,23 @@ def _parser() -> argparse.ArgumentParser:
         prog="graphrag-index",
         description="Index an input folder into the DuckDB GraphRAG index (missing or stale work only).",
     )
-    parser.add_argument("--input", help="input folder, laid out as <input>/<corpus>/... (env GRAPHRAG_INPUT_DIR, default: sample_corpus)")
+    parser.add_argument(
+        "--input",
+        help="input folder, laid out as <input>/<corpus>/... (env GRAPHRAG_INPUT_DIR, default: sample_corpus)",
+    )
     parser.add_argument("--db", help="DuckDB file (env GRAPHRAG_DB, default: data/graphrag.duckdb)")
     parser.add_argument("--vectors", help="LanceDB directory (env GRAPHRAG_VECTORS, default: data/lancedb)")
     parser.add_argument("--corpus", help="index the whole input folder as this corpus (env GRAPHRAG_CORPUS)")
-    parser.add_argument("--verbose", action="store_true", help="print Dagster's run events on the console (otherwise failures are summed up at the end)")
-    parser.add_argument("--dry-run", action="store_true", help="show what would be indexed and the LLM calls and tokens it needs; change nothing")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="print Dagster's run events on the console (otherwise failures are summed up at the end)",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="show what would be indexed and the LLM calls and tokens it needs; change nothing",
+    )
     parser.add_argument(
         "--rebuild",
         nargs="?",
@@ -34,9 +45,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--show-settings",
         action="store_true",
-        help="print every setting's effective value and where it came from (default, environment, command line), API keys redacted; index nothing",
+        help=(
+            "print every setting's effective value and where it came from (default, environment, command line), API "
+            "keys redacted; index nothing"
+        ),
     )
-    parser.add_argument("--markdown", action="store_true", help="with --show-settings: print the declared settings as the README's markdown table instead")
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="with --show-settings: print the declared settings as the README's markdown table instead",
+    )
     return parser
 
 
@@ -100,27 +118,39 @@ def main(argv: list[str] | None = None) -> int:
         print(shown)
         return 0
     home = _ensure_dagster_home()
-    print(f"graphrag-index: input {settings.input_dir} -> {settings.database} (vectors {settings.vectors}); DAGSTER_HOME={home}")
+    print(
+        f"graphrag-index: input {settings.input_dir} -> {settings.database} (vectors {settings.vectors}); "
+        f"DAGSTER_HOME={home}"
+    )
     try:
         with DagsterInstance.get() as instance:
             if args.dry_run:
                 plan, _ = plan_index(settings, instance, args.rebuild)
                 estimate = estimate_pending(plan, settings)
                 print(
-                    f"dry run: {len(plan.added)} new, {len(plan.changed)} changed, {len(plan.deleted)} deleted source(s); "
+                    f"dry run: {len(plan.added)} new, {len(plan.changed)} changed, {len(plan.deleted)} deleted "
+                    f"source(s); "
                     f"{estimate.text_units} text units ({estimate.text_unit_tokens} tokens) to extract"
                 )
                 if llm.enabled:
                     print(
-                        f"LLM extraction: at most {estimate.extraction_calls} calls and about {estimate.extraction_prompt_tokens} prompt tokens "
+                        f"LLM extraction: at most {estimate.extraction_calls} calls and about "
+                        f"{estimate.extraction_prompt_tokens} "
+                        f"prompt tokens "
                         f"with {llm.model_for('extraction')}; summaries and reports follow from the graph found"
                     )
                     for corpus, communities in estimate.communities.items():
-                        print(f"corpus {corpus} holds {communities} communities now: a report call for each whose content changes, and for each new one")
+                        print(
+                            f"corpus {corpus} holds {communities} communities now: a report call for each whose "
+                            f"content changes, and for each new one"
+                        )
                 else:
                     print("no LLM configured: offline methods, no LLM calls")
                 if llm.embeddings_enabled:
-                    print(f"embeddings: about {estimate.embedding_requests} request(s) for the new text units, then entity descriptions and reports as they are written")
+                    print(
+                        f"embeddings: about {estimate.embedding_requests} request(s) for the new text units, then "
+                        f"entity descriptions and reports as they are written"
+                    )
                 for problem in estimate.unreadable:
                     print(f"unreadable source: {problem}", file=sys.stderr)
                 return 0
@@ -147,11 +177,15 @@ def main(argv: list[str] | None = None) -> int:
 
     for corpus, counts in report.rows.items():
         print(f"corpus {corpus}: " + ", ".join(f"{table} {n}" for table, n in counts.items()))
-    work = "no work: index is up to date" if not report.did_work else (
-        f"{len(report.source_runs)} source run(s), {len(report.graph_runs)} graph run(s)"
+    work = (
+        "no work: index is up to date"
+        if not report.did_work
+        else (f"{len(report.source_runs)} source run(s), {len(report.graph_runs)} graph run(s)")
     )
     methods = (
-        f"extraction and reports by {llm.model_for('extraction')}/{llm.model_for('report')}" if llm.enabled else "offline extraction, extractive reports"
+        f"extraction and reports by {llm.model_for('extraction')}/{llm.model_for('report')}"
+        if llm.enabled
+        else "offline extraction, extractive reports"
     ) + f", {llm.embedding_model if llm.embeddings_enabled else settings.make_embedder().name} embeddings"
     print(f"{work}; {report.seconds:.1f} s; LLM calls: {report.llm_calls} ({methods})")
     for error in report.source_errors:
@@ -161,7 +195,11 @@ def main(argv: list[str] | None = None) -> int:
     if report.failed_calls:
         calls = ", ".join(f"{stage} {n}" for stage, n in report.failed_calls.items())
         print(
-            f"LLM calls that failed after their retries: {calls} (table llm_failures); the next run retries exactly these",
+            (
+                f"LLM calls that failed after their retries: {calls} (table llm_failures); the next run retries "
+                f"exactly "
+                f"these"
+            ),
             file=sys.stderr,
         )
     if report.failed_runs:

@@ -46,77 +46,373 @@ class Setting:
 
 # Loaded into IndexSettings (graphrag_assets/settings.py), the indexer's Dagster resource.
 INDEX_SETTINGS = (
-    Setting("GRAPHRAG_INPUT_DIR", str, "sample_corpus", "input folder, laid out as `<input>/<corpus>/...` (`--input`)", (RUNTIME,), "input_dir"),
-    Setting("GRAPHRAG_DB", str, "data/graphrag.duckdb", "the DuckDB index; queries read its published snapshot (`--db`)", (RUNTIME, QUERY), "database"),
-    Setting("GRAPHRAG_VECTORS", str, "data/lancedb", "LanceDB vector tables, a mirror for other tools (`--vectors`)", (RUNTIME,), "vectors"),
-    Setting("GRAPHRAG_CORPUS", str, "", "index the whole input folder as this corpus (`--corpus`; unset: one corpus per folder)", (RUNTIME,), "corpus"),
-    Setting("GRAPHRAG_TEXT_COLUMN", str, "text", "text column of CSV/JSONL/Parquet inputs", ("reading",), "text_column"),
-    Setting("GRAPHRAG_TITLE_COLUMN", str, "title", "title column of CSV/JSONL/Parquet inputs (empty: none)", ("reading",), "title_column"),
-    Setting("GRAPHRAG_ID_COLUMN", str, "id", "id column of CSV/JSONL/Parquet inputs (empty: none)", ("reading",), "id_column"),
-    Setting("GRAPHRAG_CHUNK_SIZE", int, 1200, "tokens per text unit (cl100k_base, offline)", ("chunking",), "chunk_size"),
-    Setting("GRAPHRAG_CHUNK_OVERLAP", int, 100, "tokens shared by consecutive text units", ("chunking",), "chunk_overlap"),
-    Setting("GRAPHRAG_CHUNKING_MODE", str, "tokens", "`tokens`, or `sentences` (whole sentences up to the size)", ("chunking",), "chunking_mode"),
-    Setting("GRAPHRAG_MIN_NAME_MENTIONS", int, 2, "mentions a single-word proper name needs to become an entity", ("graph",), "min_name_mentions"),
-    Setting("GRAPHRAG_MIN_CONCEPT_FREQUENCY", int, 3, "text units a lower-case noun phrase needs to become an entity", ("graph",), "min_concept_frequency"),
-    Setting("GRAPHRAG_MIN_EDGE_WEIGHT_PCT", float, 40.0, "relationships below this weight percentile are pruned", ("graph",), "min_edge_weight_pct"),
-    Setting("GRAPHRAG_ENTITY_RESOLUTION", bool, True, "merge names that denote one entity, on evidence (see entity resolution, below)", ("graph",), "entity_resolution"),
-    Setting("GRAPHRAG_MAX_CLUSTER_SIZE", int, 10, "hierarchical Leiden: communities larger than this are split", ("clustering",), "max_cluster_size"),
-    Setting("GRAPHRAG_LEIDEN_SEED", int, 0xDEADBEEF, "Leiden's random seed (0xDEADBEEF; hex is accepted)", ("clustering",), "leiden_seed"),
+    Setting(
+        "GRAPHRAG_INPUT_DIR",
+        str,
+        "sample_corpus",
+        "input folder, laid out as `<input>/<corpus>/...` (`--input`)",
+        (RUNTIME,),
+        "input_dir",
+    ),
+    Setting(
+        "GRAPHRAG_DB",
+        str,
+        "data/graphrag.duckdb",
+        "the DuckDB index; queries read its published snapshot (`--db`)",
+        (RUNTIME, QUERY),
+        "database",
+    ),
+    Setting(
+        "GRAPHRAG_VECTORS",
+        str,
+        "data/lancedb",
+        "LanceDB vector tables, a mirror for other tools (`--vectors`)",
+        (RUNTIME,),
+        "vectors",
+    ),
+    Setting(
+        "GRAPHRAG_CORPUS",
+        str,
+        "",
+        "index the whole input folder as this corpus (`--corpus`; unset: one corpus per folder)",
+        (RUNTIME,),
+        "corpus",
+    ),
+    Setting(
+        "GRAPHRAG_TEXT_COLUMN", str, "text", "text column of CSV/JSONL/Parquet inputs", ("reading",), "text_column"
+    ),
+    Setting(
+        "GRAPHRAG_TITLE_COLUMN",
+        str,
+        "title",
+        "title column of CSV/JSONL/Parquet inputs (empty: none)",
+        ("reading",),
+        "title_column",
+    ),
+    Setting(
+        "GRAPHRAG_ID_COLUMN",
+        str,
+        "id",
+        "id column of CSV/JSONL/Parquet inputs (empty: none)",
+        ("reading",),
+        "id_column",
+    ),
+    Setting(
+        "GRAPHRAG_CHUNK_SIZE", int, 1200, "tokens per text unit (cl100k_base, offline)", ("chunking",), "chunk_size"
+    ),
+    Setting(
+        "GRAPHRAG_CHUNK_OVERLAP", int, 100, "tokens shared by consecutive text units", ("chunking",), "chunk_overlap"
+    ),
+    Setting(
+        "GRAPHRAG_CHUNKING_MODE",
+        str,
+        "tokens",
+        "`tokens`, or `sentences` (whole sentences up to the size)",
+        ("chunking",),
+        "chunking_mode",
+    ),
+    Setting(
+        "GRAPHRAG_MIN_NAME_MENTIONS",
+        int,
+        2,
+        "mentions a single-word proper name needs to become an entity",
+        ("graph",),
+        "min_name_mentions",
+    ),
+    Setting(
+        "GRAPHRAG_MIN_CONCEPT_FREQUENCY",
+        int,
+        3,
+        "text units a lower-case noun phrase needs to become an entity",
+        ("graph",),
+        "min_concept_frequency",
+    ),
+    Setting(
+        "GRAPHRAG_MIN_EDGE_WEIGHT_PCT",
+        float,
+        40.0,
+        "relationships below this weight percentile are pruned",
+        ("graph",),
+        "min_edge_weight_pct",
+    ),
+    Setting(
+        "GRAPHRAG_ENTITY_RESOLUTION",
+        bool,
+        True,
+        "merge names that denote one entity, on evidence (see entity resolution, below)",
+        ("graph",),
+        "entity_resolution",
+    ),
+    Setting(
+        "GRAPHRAG_MAX_CLUSTER_SIZE",
+        int,
+        10,
+        "hierarchical Leiden: communities larger than this are split",
+        ("clustering",),
+        "max_cluster_size",
+    ),
+    Setting(
+        "GRAPHRAG_LEIDEN_SEED",
+        int,
+        0xDEADBEEF,
+        "Leiden's random seed (0xDEADBEEF; hex is accepted)",
+        ("clustering",),
+        "leiden_seed",
+    ),
     # Many trials make the partition canonical (the best by modularity whatever the seed), so
     # a small change of the corpus moves only the communities around it.
-    Setting("GRAPHRAG_LEIDEN_TRIALS", int, 100, "Leiden runs per partition, the best by modularity kept", ("clustering",), "leiden_trials"),
-    Setting("GRAPHRAG_LEIDEN_ITERATIONS", int, 2, "refinement cycles per Leiden run", ("clustering",), "leiden_iterations"),
-    Setting("GRAPHRAG_EMBEDDER", str, "hashed", "offline embedder: `hashed`, or `minilm` (needs the `minilm` extra, below)", ("embeddings",), "embedder"),
-    Setting("GRAPHRAG_EMBEDDING_DIMENSIONS", int, 256, "dimensions of the hashed embedder", ("embeddings",), "embedding_dimensions"),
+    Setting(
+        "GRAPHRAG_LEIDEN_TRIALS",
+        int,
+        100,
+        "Leiden runs per partition, the best by modularity kept",
+        ("clustering",),
+        "leiden_trials",
+    ),
+    Setting(
+        "GRAPHRAG_LEIDEN_ITERATIONS", int, 2, "refinement cycles per Leiden run", ("clustering",), "leiden_iterations"
+    ),
+    Setting(
+        "GRAPHRAG_EMBEDDER",
+        str,
+        "hashed",
+        "offline embedder: `hashed`, or `minilm` (needs the `minilm` extra, below)",
+        ("embeddings",),
+        "embedder",
+    ),
+    Setting(
+        "GRAPHRAG_EMBEDDING_DIMENSIONS",
+        int,
+        256,
+        "dimensions of the hashed embedder",
+        ("embeddings",),
+        "embedding_dimensions",
+    ),
 )
 
 # Loaded into LLMSettings (graphrag_assets/llm/settings.py): the LLM path, on when a model and
 # a key or base URL are set. Per-stage models fall back to GRAPHRAG_LLM_MODEL when used
 # (``LLMSettings.model_for``), not when loaded, so what is shown is what was set.
 LLM_SETTINGS = (
-    Setting("GRAPHRAG_LLM_BASE_URL", str, None, "OpenAI-compatible endpoint (unset: api.openai.com)", (RUNTIME, QUERY), "base_url"),
-    Setting("GRAPHRAG_LLM_API_KEY", str, None, "the endpoint's API key (unset: OPENAI_API_KEY); local servers need none", (RUNTIME, QUERY), "api_key", secret=True, fallback="OPENAI_API_KEY"),
-    Setting("GRAPHRAG_LLM_MODEL", str, None, "the chat model; setting it (with a key or base URL) turns the LLM path on", ("extraction", "graph", "reports", QUERY), "model"),
-    Setting("GRAPHRAG_LLM_EXTRACTION_MODEL", str, None, "model for extraction, gleaning and claims (unset: GRAPHRAG_LLM_MODEL)", ("extraction",), "extraction_model"),
-    Setting("GRAPHRAG_LLM_SUMMARY_MODEL", str, None, "model for description summaries and merge confirmations (unset: GRAPHRAG_LLM_MODEL)", ("graph",), "summary_model"),
-    Setting("GRAPHRAG_LLM_REPORT_MODEL", str, None, "model for community reports (unset: GRAPHRAG_LLM_MODEL)", ("reports",), "report_model"),
-    Setting("GRAPHRAG_LLM_QUERY_MODEL", str, None, "model for queries (unset: GRAPHRAG_LLM_MODEL)", (QUERY,), "query_model"),
-    Setting("GRAPHRAG_EMBEDDING_MODEL", str, None, "embed through the endpoint with this model (unset: GRAPHRAG_EMBEDDER)", ("embeddings", QUERY), "embedding_model"),
-    Setting("GRAPHRAG_EMBEDDING_BASE_URL", str, None, "endpoint for embeddings (unset: GRAPHRAG_LLM_BASE_URL)", (RUNTIME, QUERY), "embedding_base_url"),
-    Setting("GRAPHRAG_EMBEDDING_API_KEY", str, None, "API key for embeddings (unset: GRAPHRAG_LLM_API_KEY)", (RUNTIME, QUERY), "embedding_api_key", secret=True),
-    Setting("GRAPHRAG_LLM_MODE", str, "tools", "structured output by `tools`, `json_schema` or `json`", ("extraction", QUERY), "mode"),
+    Setting(
+        "GRAPHRAG_LLM_BASE_URL",
+        str,
+        None,
+        "OpenAI-compatible endpoint (unset: api.openai.com)",
+        (RUNTIME, QUERY),
+        "base_url",
+    ),
+    Setting(
+        "GRAPHRAG_LLM_API_KEY",
+        str,
+        None,
+        "the endpoint's API key (unset: OPENAI_API_KEY); local servers need none",
+        (RUNTIME, QUERY),
+        "api_key",
+        secret=True,
+        fallback="OPENAI_API_KEY",
+    ),
+    Setting(
+        "GRAPHRAG_LLM_MODEL",
+        str,
+        None,
+        "the chat model; setting it (with a key or base URL) turns the LLM path on",
+        ("extraction", "graph", "reports", QUERY),
+        "model",
+    ),
+    Setting(
+        "GRAPHRAG_LLM_EXTRACTION_MODEL",
+        str,
+        None,
+        "model for extraction, gleaning and claims (unset: GRAPHRAG_LLM_MODEL)",
+        ("extraction",),
+        "extraction_model",
+    ),
+    Setting(
+        "GRAPHRAG_LLM_SUMMARY_MODEL",
+        str,
+        None,
+        "model for description summaries and merge confirmations (unset: GRAPHRAG_LLM_MODEL)",
+        ("graph",),
+        "summary_model",
+    ),
+    Setting(
+        "GRAPHRAG_LLM_REPORT_MODEL",
+        str,
+        None,
+        "model for community reports (unset: GRAPHRAG_LLM_MODEL)",
+        ("reports",),
+        "report_model",
+    ),
+    Setting(
+        "GRAPHRAG_LLM_QUERY_MODEL", str, None, "model for queries (unset: GRAPHRAG_LLM_MODEL)", (QUERY,), "query_model"
+    ),
+    Setting(
+        "GRAPHRAG_EMBEDDING_MODEL",
+        str,
+        None,
+        "embed through the endpoint with this model (unset: GRAPHRAG_EMBEDDER)",
+        ("embeddings", QUERY),
+        "embedding_model",
+    ),
+    Setting(
+        "GRAPHRAG_EMBEDDING_BASE_URL",
+        str,
+        None,
+        "endpoint for embeddings (unset: GRAPHRAG_LLM_BASE_URL)",
+        (RUNTIME, QUERY),
+        "embedding_base_url",
+    ),
+    Setting(
+        "GRAPHRAG_EMBEDDING_API_KEY",
+        str,
+        None,
+        "API key for embeddings (unset: GRAPHRAG_LLM_API_KEY)",
+        (RUNTIME, QUERY),
+        "embedding_api_key",
+        secret=True,
+    ),
+    Setting(
+        "GRAPHRAG_LLM_MODE",
+        str,
+        "tools",
+        "structured output by `tools`, `json_schema` or `json`",
+        ("extraction", QUERY),
+        "mode",
+    ),
     Setting("GRAPHRAG_LLM_CONCURRENCY", int, 16, "completions in flight", (RUNTIME, QUERY), "concurrency"),
     # Endpoints limit embedding models apart from chat models, and an embedding request is
     # short: queued behind the completions it would wait for all of them.
-    Setting("GRAPHRAG_EMBEDDING_CONCURRENCY", int, 4, "embedding requests in flight, limited apart from completions", (RUNTIME, QUERY), "embedding_concurrency"),
+    Setting(
+        "GRAPHRAG_EMBEDDING_CONCURRENCY",
+        int,
+        4,
+        "embedding requests in flight, limited apart from completions",
+        (RUNTIME, QUERY),
+        "embedding_concurrency",
+    ),
     Setting("GRAPHRAG_LLM_RPM", int, 0, "requests per minute (0: unlimited)", (RUNTIME, QUERY), "requests_per_minute"),
     Setting("GRAPHRAG_LLM_TPM", int, 0, "tokens per minute (0: unlimited)", (RUNTIME, QUERY), "tokens_per_minute"),
-    Setting("GRAPHRAG_LLM_MAX_RETRIES", int, 6, "transport retries of a call (429, 5xx, timeouts)", (RUNTIME, QUERY), "max_retries"),
-    Setting("GRAPHRAG_LLM_MAX_REPAIRS", int, 2, "re-asks after an answer that is not valid JSON", (RUNTIME, QUERY), "max_repairs"),
+    Setting(
+        "GRAPHRAG_LLM_MAX_RETRIES",
+        int,
+        6,
+        "transport retries of a call (429, 5xx, timeouts)",
+        (RUNTIME, QUERY),
+        "max_retries",
+    ),
+    Setting(
+        "GRAPHRAG_LLM_MAX_REPAIRS",
+        int,
+        2,
+        "re-asks after an answer that is not valid JSON",
+        (RUNTIME, QUERY),
+        "max_repairs",
+    ),
     Setting("GRAPHRAG_LLM_TIMEOUT", float, 120.0, "seconds a call may take", (RUNTIME, QUERY), "timeout_seconds"),
-    Setting("GRAPHRAG_GLEANINGS", int, 1, "extraction passes that ask only for what was missed", ("extraction",), "gleanings"),
-    Setting("GRAPHRAG_LLM_CONFIRM_MERGES", bool, True, "with an LLM, the model confirms each merge the resolution rules propose (see entity resolution, below)", ("graph",), "confirm_merges"),
-    Setting("GRAPHRAG_LLM_CLAIMS", bool, False, "also extract claims per text unit into `covariates`: one more call per text unit", ("extraction",), "claims"),
+    Setting(
+        "GRAPHRAG_GLEANINGS",
+        int,
+        1,
+        "extraction passes that ask only for what was missed",
+        ("extraction",),
+        "gleanings",
+    ),
+    Setting(
+        "GRAPHRAG_LLM_CONFIRM_MERGES",
+        bool,
+        True,
+        "with an LLM, the model confirms each merge the resolution rules propose (see entity resolution, below)",
+        ("graph",),
+        "confirm_merges",
+    ),
+    Setting(
+        "GRAPHRAG_LLM_CLAIMS",
+        bool,
+        False,
+        "also extract claims per text unit into `covariates`: one more call per text unit",
+        ("extraction",),
+        "claims",
+    ),
     Setting(
         "GRAPHRAG_LLM_CLAIM_DESCRIPTION",
         str,
-        "facts, allegations, decisions and commitments about an entity that someone searching these documents would want to find",
+        (
+            "facts, allegations, decisions and commitments about an entity that someone searching these documents "
+            "would want to find"
+        ),
         "which claims matter for the collection",
         ("extraction",),
         "claim_description",
     ),
-    Setting("GRAPHRAG_ENTITY_TYPES", str, "organization,person,geo,event", "entity types extraction asks for, comma-separated", ("extraction",), "entity_types"),
-    Setting("GRAPHRAG_REPORT_MAX_INPUT_TOKENS", int, 8000, "context tokens of a community report", ("reports",), "report_budget"),
-    Setting("GRAPHRAG_LLM_TOKEN_BUDGET", int, 0, "stop a run cleanly past this many tokens (0: no limit)", (RUNTIME,), "token_budget"),
-    Setting("GRAPHRAG_LLM_PRICE_INPUT", float, 0.0, "USD per 1M prompt tokens of a model GRAPHRAG_LLM_PRICES does not list", (RUNTIME, QUERY), "price_input_per_million"),
-    Setting("GRAPHRAG_LLM_PRICE_OUTPUT", float, 0.0, "USD per 1M completion tokens of a model GRAPHRAG_LLM_PRICES does not list", (RUNTIME, QUERY), "price_output_per_million"),
+    Setting(
+        "GRAPHRAG_ENTITY_TYPES",
+        str,
+        "organization,person,geo,event",
+        "entity types extraction asks for, comma-separated",
+        ("extraction",),
+        "entity_types",
+    ),
+    Setting(
+        "GRAPHRAG_REPORT_MAX_INPUT_TOKENS",
+        int,
+        8000,
+        "context tokens of a community report",
+        ("reports",),
+        "report_budget",
+    ),
+    Setting(
+        "GRAPHRAG_LLM_TOKEN_BUDGET",
+        int,
+        0,
+        "stop a run cleanly past this many tokens (0: no limit)",
+        (RUNTIME,),
+        "token_budget",
+    ),
+    Setting(
+        "GRAPHRAG_LLM_PRICE_INPUT",
+        float,
+        0.0,
+        "USD per 1M prompt tokens of a model GRAPHRAG_LLM_PRICES does not list",
+        (RUNTIME, QUERY),
+        "price_input_per_million",
+    ),
+    Setting(
+        "GRAPHRAG_LLM_PRICE_OUTPUT",
+        float,
+        0.0,
+        "USD per 1M completion tokens of a model GRAPHRAG_LLM_PRICES does not list",
+        (RUNTIME, QUERY),
+        "price_output_per_million",
+    ),
 )
 
 # Read where they are used, by ``value_of``.
 OTHER_SETTINGS = (
-    Setting("GRAPHRAG_LLM_PRICES", str, None, "CSV or TOML file of USD prices per model (format: llm/prices.py), read with the LLM settings", (RUNTIME, QUERY)),
-    Setting("GRAPHRAG_PROMPTS_DIR", str, None, "folder of the prompt files (unset: `prompts/`); a prompt's hash is part of the code version of the stages using it", (RUNTIME, QUERY)),
-    Setting("GRAPHRAG_LOCK_WAIT_SECONDS", float, 600.0, "seconds a writer waits for a process holding the DuckDB file before its step fails", (RUNTIME,)),
+    Setting(
+        "GRAPHRAG_LLM_PRICES",
+        str,
+        None,
+        "CSV or TOML file of USD prices per model (format: llm/prices.py), read with the LLM settings",
+        (RUNTIME, QUERY),
+    ),
+    Setting(
+        "GRAPHRAG_PROMPTS_DIR",
+        str,
+        None,
+        (
+            "folder of the prompt files (unset: `prompts/`); a prompt's hash is part of the code version of the stages "
+            "using it"
+        ),
+        (RUNTIME, QUERY),
+    ),
+    Setting(
+        "GRAPHRAG_LOCK_WAIT_SECONDS",
+        float,
+        600.0,
+        "seconds a writer waits for a process holding the DuckDB file before its step fails",
+        (RUNTIME,),
+    ),
 )
 
 SETTINGS = INDEX_SETTINGS + LLM_SETTINGS + OTHER_SETTINGS
@@ -155,7 +451,9 @@ def parse(setting: Setting, raw: str) -> object:
         raise ValueError(f"{setting.variable}={raw!r} is not a valid {setting.kind.__name__}") from None
 
 
-def resolve(settings: Iterable[Setting], environ: Mapping[str, str] | None = None, given: Mapping[str, object] | None = None) -> list[Resolved]:
+def resolve(
+    settings: Iterable[Setting], environ: Mapping[str, str] | None = None, given: Mapping[str, object] | None = None
+) -> list[Resolved]:
     """Each setting's value and where it came from: ``given`` (by field; None: not given),
     else its variable (an empty one counts as unset), else its fallback variable, else its
     default."""
@@ -179,11 +477,17 @@ def _resolve_one(setting: Setting, environ: Mapping[str, str], given: Mapping[st
     return Resolved(setting, setting.default, DEFAULT)
 
 
-def configured_fields(settings: Iterable[Setting], environ: Mapping[str, str] | None = None, given: Mapping[str, object] | None = None) -> dict[str, object]:
+def configured_fields(
+    settings: Iterable[Setting], environ: Mapping[str, str] | None = None, given: Mapping[str, object] | None = None
+) -> dict[str, object]:
     """field -> value of the settings set in the environment or given; the others keep
     their class default (which is the declared one), as Dagster expects of a resource's
     config."""
-    return {resolved.setting.field: resolved.value for resolved in resolve(settings, environ, given) if resolved.source != DEFAULT}
+    return {
+        resolved.setting.field: resolved.value
+        for resolved in resolve(settings, environ, given)
+        if resolved.source != DEFAULT
+    }
 
 
 def value_of(variable: str, environ: Mapping[str, str] | None = None) -> Any:
@@ -216,9 +520,15 @@ def effective_table(resolved: Iterable[Resolved]) -> str:
     """One line per setting: variable, where its value came from, and the value (secrets
     redacted); the value comes last, as some are long."""
     lines = [
-        (item.setting.variable, item.source, "<redacted>" if item.setting.secret and item.value else shown_value(item.value))
+        (
+            item.setting.variable,
+            item.source,
+            "<redacted>" if item.setting.secret and item.value else shown_value(item.value),
+        )
         for item in resolved
     ]
     variable_width = max(len(variable) for variable, _, _ in lines)
     source_width = max(len(source) for _, source, _ in lines)
-    return "\n".join(f"{variable:<{variable_width}}  {source:<{source_width}}  {value}" for variable, source, value in lines)
+    return "\n".join(
+        f"{variable:<{variable_width}}  {source:<{source_width}}  {value}" for variable, source, value in lines
+    )

@@ -44,7 +44,7 @@ class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
         return {"base_dir": Field(StringSource, is_required=False)}
 
     @classmethod
-    def from_config_value(cls, inst_data: ConfigurableClassData | None, config_value) -> "BatchingSqliteEventLogStorage":
+    def from_config_value(cls, inst_data: ConfigurableClassData | None, config_value) -> BatchingSqliteEventLogStorage:
         return cls(inst_data=inst_data, **config_value)
 
     def store_event_batch(self, events: Sequence[EventLogEntry]) -> None:
@@ -53,12 +53,17 @@ class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
         rows = [self._event_to_row(event) for event in events]  # serialized once, for both databases
         with self.run_connection(events[0].run_id) as connection:
             connection.execute(SqlEventLogStorageTable.insert(), rows)
-        indexed = [i for i, event in enumerate(events) if event.is_dagster_event and event.dagster_event_type in ASSET_EVENTS | ASSET_CHECK_EVENTS]
+        indexed = [
+            i
+            for i, event in enumerate(events)
+            if event.is_dagster_event and event.dagster_event_type in ASSET_EVENTS | ASSET_CHECK_EVENTS
+        ]
         if not indexed:
             return
         with self.index_transaction() as connection:
             inserted = connection.execute(
-                SqlEventLogStorageTable.insert().returning(SqlEventLogStorageTable.c.id, sort_by_parameter_order=True), [rows[i] for i in indexed]
+                SqlEventLogStorageTable.insert().returning(SqlEventLogStorageTable.c.id, sort_by_parameter_order=True),
+                [rows[i] for i in indexed],
             )
             ids = dict(zip(indexed, (row[0] for row in inserted)))
             assets = [i for i in indexed if events[i].dagster_event_type in ASSET_EVENTS]

@@ -32,7 +32,15 @@ if TYPE_CHECKING:
 # Bump a stage's number with any change to its code that changes what it writes (a new
 # chunk boundary rule, another extraction heuristic): the next pass redoes that stage for
 # every source and re-runs what follows it. In pipeline order.
-CODE_VERSIONS = {"reading": 1, "chunking": 3, "extraction": 4, "graph": 3, "clustering": 1, "reports": 3, "embeddings": 1}
+CODE_VERSIONS = {
+    "reading": 1,
+    "chunking": 3,
+    "extraction": 4,
+    "graph": 3,
+    "clustering": 1,
+    "reports": 3,
+    "embeddings": 1,
+}
 STAGES = tuple(CODE_VERSIONS)
 STAGE_ASSETS = {
     "reading": ("documents",),
@@ -67,7 +75,7 @@ class Fingerprint:
         return f"v{self.version}/{self.settings}"
 
     @classmethod
-    def parse(cls, text: str) -> "Fingerprint":
+    def parse(cls, text: str) -> Fingerprint:
         version, settings = text.split("/", 1)
         return cls(int(version.removeprefix("v")), settings)
 
@@ -77,7 +85,7 @@ def code_version(stage: str, asset: str) -> str:
     return f"{asset}-v{CODE_VERSIONS[stage]}" + (f"-{prompts_version(*prompts)}" if prompts else "")
 
 
-def _stage_settings(settings: "IndexSettings", llm: LLMSettings) -> dict[str, dict]:
+def _stage_settings(settings: IndexSettings, llm: LLMSettings) -> dict[str, dict]:
     """The settings each stage reads: the index settings ``configuration`` assigns to it,
     and with an LLM its models, options and prompts. The LLM part is hashed under the names
     indexes have recorded since before the declaration (``model`` for the stage's resolved
@@ -98,8 +106,16 @@ def _stage_settings(settings: "IndexSettings", llm: LLMSettings) -> dict[str, di
         "prompts": prompts_version(*EXTRACTION_PROMPTS),
     } | claims
     merges = prompts_version("confirm_merges") if llm.confirm_merges else "unconfirmed"
-    summaries = {"model": llm.model_for("summary"), "prompt": prompts_version("summarize_descriptions"), "merges": merges}
-    reports = {"model": llm.model_for("report"), "budget": llm.report_budget, "prompt": prompts_version("community_report")}
+    summaries = {
+        "model": llm.model_for("summary"),
+        "prompt": prompts_version("summarize_descriptions"),
+        "merges": merges,
+    }
+    reports = {
+        "model": llm.model_for("report"),
+        "budget": llm.report_budget,
+        "prompt": prompts_version("community_report"),
+    }
     return {
         "reading": declared("reading"),
         "chunking": declared("chunking"),
@@ -111,7 +127,7 @@ def _stage_settings(settings: "IndexSettings", llm: LLMSettings) -> dict[str, di
     }
 
 
-def current_fingerprints(settings: "IndexSettings") -> dict[str, Fingerprint]:
+def current_fingerprints(settings: IndexSettings) -> dict[str, Fingerprint]:
     """Every stage's fingerprint under the settings of now (LLM settings from the
     environment, as the LLM resources read them)."""
     return {
@@ -129,9 +145,11 @@ def load_fingerprints(recorded: str | None) -> dict[str, Fingerprint]:
     return {stage: Fingerprint.parse(text) for stage, text in json.loads(recorded or "{}").items()}
 
 
-def recorded_fingerprints(store: "IndexStore", corpus: str) -> dict[str, Fingerprint]:
+def recorded_fingerprints(store: IndexStore, corpus: str) -> dict[str, Fingerprint]:
     """The fingerprints of the corpus's last complete build (none: no build yet)."""
-    recorded = store.read("SELECT stage_fingerprints FROM corpus_builds WHERE corpus = ?", [corpus])["stage_fingerprints"]
+    recorded = store.read("SELECT stage_fingerprints FROM corpus_builds WHERE corpus = ?", [corpus])[
+        "stage_fingerprints"
+    ]
     return load_fingerprints(recorded[0] if recorded.len() else None)
 
 
@@ -139,7 +157,9 @@ def stage_changes(recorded: dict[str, Fingerprint], current: dict[str, Fingerpri
     """stage -> why it must be redone, for every stage whose fingerprint differs, in
     pipeline order."""
     if not recorded:
-        return dict.fromkeys(STAGES, "no stage fingerprints recorded (no complete build yet, or one by an older version)")
+        return dict.fromkeys(
+            STAGES, "no stage fingerprints recorded (no complete build yet, or one by an older version)"
+        )
     changes = {}
     for stage in STAGES:
         before, now = recorded.get(stage), current[stage]

@@ -19,7 +19,15 @@ from dagster import AssetKey, DagsterInstance, Definitions
 from .core.inputs import corpus_of_partition, discover_sources
 from .core.source_diff import SourcePlan, plan_sources
 from .defs.partitions import corpus_partitions, source_partitions
-from .fingerprints import KEEPS_EARLIER_WORK, STAGES, assets_of, current_fingerprints, load_fingerprints, stage_changes, stages_from
+from .fingerprints import (
+    KEEPS_EARLIER_WORK,
+    STAGES,
+    assets_of,
+    current_fingerprints,
+    load_fingerprints,
+    stage_changes,
+    stages_from,
+)
 from .run_launcher import HOST_TAG, this_host
 from .settings import IndexSettings
 from .storage.duckdb_store import IndexStore
@@ -32,7 +40,15 @@ PID_TAG = "graphrag/pid"
 # Dagster stores partition ranges for single-run backfills in these run tags.
 RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
-SUMMARY_TABLES = ["documents", "text_units", "entities", "relationships", "communities", "community_reports", "embeddings"]
+SUMMARY_TABLES = [
+    "documents",
+    "text_units",
+    "entities",
+    "relationships",
+    "communities",
+    "community_reports",
+    "embeddings",
+]
 
 
 @dataclass
@@ -122,7 +138,9 @@ def graph_assets_from(stage: str) -> tuple[str, ...] | None:
     return assets_of(stages_from(stage)) + PUBLISH_ASSETS
 
 
-def corpus_work(store: IndexStore, settings: IndexSettings, corpora: set[str], rebuild: str | None = None) -> dict[str, CorpusWork]:
+def corpus_work(
+    store: IndexStore, settings: IndexSettings, corpora: set[str], rebuild: str | None = None
+) -> dict[str, CorpusWork]:
     """The corpora that are not done, and why. Done means: the graph was built from the
     sources of now, by the code and settings of now (every stage's fingerprint), every
     source extracted, no LLM call of its graph stages failed, its vectors mirrored to
@@ -130,10 +148,17 @@ def corpus_work(store: IndexStore, settings: IndexSettings, corpora: set[str], r
     run, paying only for what is missing: a stage built otherwise is redone with every
     stage after it. ``rebuild`` (a stage) redoes that stage for every source, and forces
     the stages after it to redo everything too."""
-    builds = {row["corpus"]: row for row in store.read("SELECT *, epoch_us(built_at) AS stamp FROM corpus_builds").iter_rows(named=True)}
+    builds = {
+        row["corpus"]: row
+        for row in store.read("SELECT *, epoch_us(built_at) AS stamp FROM corpus_builds").iter_rows(named=True)
+    }
     failed = dict(
         store.read(
-            "SELECT regexp_replace(scope, ?, '') AS corpus, count(*) AS n FROM llm_failures WHERE regexp_matches(scope, ?) GROUP BY ALL",
+            (
+                "SELECT regexp_replace(scope, ?, '') AS corpus, count(*) AS n FROM llm_failures WHERE "
+                "regexp_matches(scope, "
+                "?) GROUP BY ALL"
+            ),
             [GRAPH_FAILURE_SCOPE, GRAPH_FAILURE_SCOPE],
         ).iter_rows()
     )
@@ -152,7 +177,9 @@ def corpus_work(store: IndexStore, settings: IndexSettings, corpora: set[str], r
         if rebuild:
             redo.append((rebuild, f"rebuild of {rebuild} requested"))
         if build["sources_hash"] != store.sources_fingerprint(corpus) or unextracted:
-            redo.append(("chunking", f"sources changed ({unextracted} to extract)" if unextracted else "sources changed"))
+            redo.append(
+                ("chunking", f"sources changed ({unextracted} to extract)" if unextracted else "sources changed")
+            )
         if redo:
             redo.sort(key=lambda change: STAGES.index(change[0]))
             reasons = "; ".join(dict.fromkeys(why for _, why in redo))
@@ -169,7 +196,9 @@ def corpus_work(store: IndexStore, settings: IndexSettings, corpora: set[str], r
 def failed_llm_calls(store: IndexStore, corpora: set[str]) -> dict[str, int]:
     """stage -> calls that failed after their retries, over the given corpora."""
     rows = store.read(
-        "SELECT stage, count(*) AS n FROM llm_failures WHERE (CASE WHEN regexp_matches(scope, $2) THEN regexp_replace(scope, $2, '') "
+        "SELECT stage, count(*) AS n FROM llm_failures WHERE (CASE WHEN regexp_matches(scope, $2) THEN "
+        "regexp_replace(scope, "
+        "$2, '') "
         "ELSE split_part(scope, '/', 1) END) IN (SELECT unnest($1)) GROUP BY stage ORDER BY stage",
         [sorted(corpora), GRAPH_FAILURE_SCOPE],
     )
@@ -192,7 +221,11 @@ def release_dead_runs(instance: DagsterInstance, log: Callable[[str], None]) -> 
     from dagster import DagsterRunStatus, RunsFilter
 
     released = []
-    for run in instance.get_runs(RunsFilter(statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING], tags={LAUNCHER_TAG: "graphrag-index"})):
+    for run in instance.get_runs(
+        RunsFilter(
+            statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING], tags={LAUNCHER_TAG: "graphrag-index"}
+        )
+    ):
         if run.tags.get(HOST_TAG, this_host()) != this_host():
             continue  # a process id of another machine (one Postgres instance, several hosts)
         pid = int(run.tags.get(PID_TAG, "0"))
@@ -204,7 +237,9 @@ def release_dead_runs(instance: DagsterInstance, log: Callable[[str], None]) -> 
     return released
 
 
-def plan_index(settings: IndexSettings, instance: DagsterInstance, rebuild: str | None = None) -> tuple[SourcePlan, set[str]]:
+def plan_index(
+    settings: IndexSettings, instance: DagsterInstance, rebuild: str | None = None
+) -> tuple[SourcePlan, set[str]]:
     """(what changed on disk, the corpora of the input folder) without changing anything.
     Rebuilding the reading stage reads every file again."""
     store = settings.store()
@@ -223,7 +258,11 @@ def plan_index(settings: IndexSettings, instance: DagsterInstance, rebuild: str 
         [sorted(corpora)],
     )
     known = set(indexed["source_partition"])
-    registered = [key for key in instance.get_dynamic_partitions(source_partitions.name) if corpus_of_partition(key) in corpora and key not in known]
+    registered = [
+        key
+        for key in instance.get_dynamic_partitions(source_partitions.name)
+        if corpus_of_partition(key) in corpora and key not in known
+    ]
     indexed = pl.concat([indexed, pl.DataFrame({"source_partition": registered}).cast(pl.String)], how="diagonal")
     reading = str(current_fingerprints(settings)["reading"])
     return plan_sources(on_disk, hashes, indexed, reading, read_again=rebuild == "reading"), corpora
@@ -237,7 +276,9 @@ class Estimate:
     extraction_calls: int = 0
     extraction_prompt_tokens: int = 0
     embedding_requests: int = 0  # for the new text units; entity descriptions and reports follow
-    communities: dict[str, int] = field(default_factory=dict)  # corpus -> communities indexed now (corpora with a graph)
+    communities: dict[str, int] = field(
+        default_factory=dict
+    )  # corpus -> communities indexed now (corpora with a graph)
     unreadable: list[str] = field(default_factory=list)
 
 
@@ -270,10 +311,17 @@ def estimate_pending(plan: SourcePlan, settings: IndexSettings) -> Estimate:
     estimate.extraction_prompt_tokens = (estimate.text_unit_tokens + template * estimate.text_units) * passes
     if llm.embeddings_enabled and estimate.text_units:
         estimate.embedding_requests = max(
-            math.ceil(estimate.text_units / EMBEDDING_BATCH_TEXTS), math.ceil(estimate.text_unit_tokens / EMBEDDING_BATCH_TOKENS)
+            math.ceil(estimate.text_units / EMBEDDING_BATCH_TEXTS),
+            math.ceil(estimate.text_unit_tokens / EMBEDDING_BATCH_TOKENS),
         )
     corpora = sorted({source.corpus for source in plan.pending})
-    counts = settings.store().read("SELECT corpus, count(*) AS n FROM communities WHERE corpus IN (SELECT unnest(?)) GROUP BY corpus ORDER BY corpus", [corpora])
+    counts = settings.store().read(
+        (
+            "SELECT corpus, count(*) AS n FROM communities WHERE corpus IN (SELECT unnest(?)) GROUP BY corpus ORDER "
+            "BY corpus"
+        ),
+        [corpora],
+    )
     estimate.communities = dict(counts.iter_rows())
     return estimate
 
@@ -295,7 +343,8 @@ def run_index(
     report = IndexReport(plan)
     log(
         f"sources: {len(plan.added) + len(plan.changed) + len(plan.unchanged)} on disk in {len(corpora)} corpus(es); "
-        f"{len(plan.added)} new, {len(plan.changed)} changed, {len(plan.deleted)} deleted, {len(plan.unchanged)} unchanged"
+        f"{len(plan.added)} new, {len(plan.changed)} changed, {len(plan.deleted)} deleted, {len(plan.unchanged)} "
+        f"unchanged"
     )
     # With nothing to do the instance is not touched again: a dead run's pool slot is freed
     # by the next pass that launches a run, the only one it could block.
@@ -305,12 +354,14 @@ def run_index(
 
     report.failed_calls = failed_llm_calls(store, corpora)
     errors = store.read(
-        "SELECT error FROM source_errors WHERE corpus IN (SELECT unnest(?)) ORDER BY source_partition", [sorted(corpora)]
+        "SELECT error FROM source_errors WHERE corpus IN (SELECT unnest(?)) ORDER BY source_partition",
+        [sorted(corpora)],
     )
     report.source_errors = errors["error"].to_list()
     for corpus in sorted(corpora):
         report.rows[corpus] = {
-            table: int(store.read(f'SELECT count(*) AS n FROM "{table}" WHERE corpus = ?', [corpus])["n"][0]) for table in SUMMARY_TABLES
+            table: int(store.read(f'SELECT count(*) AS n FROM "{table}" WHERE corpus = ?', [corpus])["n"][0])
+            for table in SUMMARY_TABLES
         }
     report.seconds = time.perf_counter() - started
     return report
@@ -340,7 +391,9 @@ def _launch_runs(
                 instance.delete_dynamic_partition(source_partitions.name, key)
 
     registered = set(instance.get_dynamic_partitions(source_partitions.name))
-    new_keys = [s.partition_key for s in plan.added + plan.changed + plan.unchanged if s.partition_key not in registered]
+    new_keys = [
+        s.partition_key for s in plan.added + plan.changed + plan.unchanged if s.partition_key not in registered
+    ]
     if new_keys:
         instance.add_dynamic_partitions(source_partitions.name, new_keys)
     known_corpora = set(instance.get_dynamic_partitions(corpus_partitions.name))

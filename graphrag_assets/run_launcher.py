@@ -59,14 +59,18 @@ def process_alive(pid: int, reported_at: float) -> bool:
 def run_worker_health(instance: DagsterInstance, run: DagsterRun) -> CheckRunHealthResult:
     host = run.tags.get(HOST_TAG)
     if host != this_host():
-        return CheckRunHealthResult(WorkerStatus.RUNNING, f"run worker on {host or 'an unrecorded host'}: not checked from {this_host()}")
+        return CheckRunHealthResult(
+            WorkerStatus.RUNNING, f"run worker on {host or 'an unrecorded host'}: not checked from {this_host()}"
+        )
     worker = worker_process(instance, run)
     if worker is None:
         return CheckRunHealthResult(WorkerStatus.RUNNING, "no run worker process id recorded yet")
     pid, reported_at = worker
     if process_alive(pid, reported_at):
         return CheckRunHealthResult(WorkerStatus.RUNNING, f"run worker process {pid} is running")
-    return CheckRunHealthResult(WorkerStatus.FAILED, f"run worker process {pid} on {host} is gone (killed, or its machine restarted)")
+    return CheckRunHealthResult(
+        WorkerStatus.FAILED, f"run worker process {pid} on {host} is gone (killed, or its machine restarted)"
+    )
 
 
 class LocalRunLauncher(DefaultRunLauncher):

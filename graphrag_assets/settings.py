@@ -50,7 +50,7 @@ class IndexSettings(ConfigurableResource):
     entity_resolution: bool = default_of("GRAPHRAG_ENTITY_RESOLUTION")
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides) -> "IndexSettings":
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides) -> IndexSettings:
         """From the environment, ``overrides`` (by field; None: not given) winning over it."""
         settings = cls(**configured_fields(INDEX_SETTINGS, environ, overrides))
         settings.validate()
@@ -95,4 +95,8 @@ class IndexSettings(ConfigurableResource):
     def source_path(self, corpus: str, relative_path: str) -> Path:
         """Where the file of a source partition lives under this input dir."""
         root = Path(self.input_dir)
-        return root / relative_path if self.forced_corpus() or not (root / corpus).is_dir() else root / corpus / relative_path
+        return (
+            root / relative_path
+            if self.forced_corpus() or not (root / corpus).is_dir()
+            else root / corpus / relative_path
+        )

@@ -16,10 +16,13 @@ from .reader import IndexReader
 from .result import PreparedSearch, SearchResult
 from .router import route
 
+
 def _global(question, reader, options, llm, *, community_level, routed, **_) -> PreparedSearch:
     budget = {"reduce_budget": options["budget"]} if "budget" in options else {}
     # Routed (corpus-wide) questions use dynamic community selection.
-    settings = GlobalSettings(community_level=community_level, dynamic=routed, response_type=options["response_type"], **budget)
+    settings = GlobalSettings(
+        community_level=community_level, dynamic=routed, response_type=options["response_type"], **budget
+    )
     return prepare_global(question, reader, settings, llm=llm)
 
 
@@ -65,7 +68,10 @@ def _llm(use_llm: bool | None, reader: IndexReader):
 
         llm = QueryLLM(settings, QueryCallLog(reader.database, reader.corpus))
     if llm is None and use_llm:
-        raise ValueError("use_llm=True but no LLM is configured: set GRAPHRAG_LLM_MODEL and GRAPHRAG_LLM_BASE_URL or GRAPHRAG_LLM_API_KEY")
+        raise ValueError(
+            "use_llm=True but no LLM is configured: set GRAPHRAG_LLM_MODEL and GRAPHRAG_LLM_BASE_URL or "
+            "GRAPHRAG_LLM_API_KEY"
+        )
     return llm
 
 
@@ -86,8 +92,12 @@ def global_search(
     """``budget``: tokens of the context the answer is written from (the reduce step's
     points and their source text); ``map_budget``: tokens of reports per map batch."""
     settings = GlobalSettings(
-        community_level=community_level, dynamic=dynamic, map_budget=map_budget, reduce_budget=budget,
-        response_type=response_type, allow_general_knowledge=allow_general_knowledge,
+        community_level=community_level,
+        dynamic=dynamic,
+        map_budget=map_budget,
+        reduce_budget=budget,
+        response_type=response_type,
+        allow_general_knowledge=allow_general_knowledge,
     )
     reader = _reader(database, corpus, reader)
     return prepare_global(question, reader, settings, llm=_llm(use_llm, reader)).finish()
@@ -110,7 +120,11 @@ def local_search(
     reader: IndexReader | None = None,
 ) -> SearchResult:
     settings = LocalSettings(
-        top_k_entities=top_k_entities, budget=budget, text_unit_share=text_unit_share, community_share=community_share, response_type=response_type
+        top_k_entities=top_k_entities,
+        budget=budget,
+        text_unit_share=text_unit_share,
+        community_share=community_share,
+        response_type=response_type,
     )
     reader = _reader(database, corpus, reader)
     return prepare_local(question, reader, settings, history, exclude_entities, llm=_llm(use_llm, reader)).finish()
@@ -132,7 +146,11 @@ def drift_search(
     """``budget``: tokens of each follow-up's local context, and of the sources the
     answer is finally written from."""
     settings = DriftSettings(
-        primer_reports=primer_reports, depth=depth, followups_per_round=followups_per_round, budget=budget, response_type=response_type
+        primer_reports=primer_reports,
+        depth=depth,
+        followups_per_round=followups_per_round,
+        budget=budget,
+        response_type=response_type,
     )
     reader = _reader(database, corpus, reader)
     return prepare_drift(question, reader, settings, llm=_llm(use_llm, reader)).finish()
@@ -171,12 +189,22 @@ def search(
     result's ``method`` and ``route_reason`` say which mode ran and why. ``budget``: the
     context tokens of the chosen mode (None: that mode's default)."""
     return _prepare(
-        question, method=method, database=database, corpus=corpus, history=history,
-        community_level=community_level, budget=budget, response_type=response_type, use_llm=use_llm, reader=reader,
+        question,
+        method=method,
+        database=database,
+        corpus=corpus,
+        history=history,
+        community_level=community_level,
+        budget=budget,
+        response_type=response_type,
+        use_llm=use_llm,
+        reader=reader,
     ).finish()
 
 
-def _prepare(question: str, *, method, database, corpus, history, community_level, budget, response_type, use_llm, reader) -> PreparedSearch:
+def _prepare(
+    question: str, *, method, database, corpus, history, community_level, budget, response_type, use_llm, reader
+) -> PreparedSearch:
     """``search`` up to its answer: the method routed, the context built (with an LLM, the
     map, rating and DRIFT steps done), the answer still to be written."""
     reader = _reader(database, corpus, reader)
@@ -186,7 +214,15 @@ def _prepare(question: str, *, method, database, corpus, history, community_leve
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)} or 'auto', got {method!r}")
     options = {"response_type": response_type} | ({} if budget is None else {"budget": budget})
-    prepared = METHODS[method](question, reader, options, _llm(use_llm, reader), history=history, community_level=community_level, routed=reason is not None)
+    prepared = METHODS[method](
+        question,
+        reader,
+        options,
+        _llm(use_llm, reader),
+        history=history,
+        community_level=community_level,
+        routed=reason is not None,
+    )
     prepared.result.route_reason = reason
     return prepared
 
@@ -242,9 +278,9 @@ class SearchStream:
 def search_stream(question: str, **options) -> SearchStream:
     """The answer of ``search`` piece by piece, as the model writes it: see ``SearchStream``.
 
-        stream = search_stream("What are the main themes?")
-        for piece in stream:  # or: async for piece in stream
-            print(piece, end="", flush=True)
-        stream.result.citations
+    stream = search_stream("What are the main themes?")
+    for piece in stream:  # or: async for piece in stream
+        print(piece, end="", flush=True)
+    stream.result.citations
     """
     return SearchStream(question, **options)

@@ -31,7 +31,9 @@ def build_basic_context(question: str, reader: IndexReader, settings: BasicSetti
     return pack(units, lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "), settings.budget, "id|text")
 
 
-def prepare_basic(question: str, reader: IndexReader, settings: BasicSettings = BasicSettings(), llm=None) -> PreparedSearch:
+def prepare_basic(
+    question: str, reader: IndexReader, settings: BasicSettings = BasicSettings(), llm=None
+) -> PreparedSearch:
     started = time.perf_counter()
     kept, text, tokens = build_basic_context(question, reader, settings)
     prompt, values = None, {}

@@ -23,7 +23,10 @@ LOCK_WAIT_SECONDS = 2.0
 
 def call_lines(calls: list[LLMCall], corpus: str, stage: str) -> bytes:
     """The calls as JSON lines, made for ``corpus`` in ``stage`` (the query mode)."""
-    rows = (call._replace(corpus=corpus, stage=stage)._asdict() | {"called_at": call.called_at.isoformat()} for call in calls)
+    rows = (
+        call._replace(corpus=corpus, stage=stage)._asdict() | {"called_at": call.called_at.isoformat()}
+        for call in calls
+    )
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode()
 
 
@@ -46,7 +49,11 @@ class QueryCallLog:
                     log.write(b"\n")
                 log.write(call_lines(calls, self.corpus, stage))
         except OSError as error:
-            warnings.warn(f"{len(calls)} LLM call(s) of this query not recorded in {self.path}: {error}", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"{len(calls)} LLM call(s) of this query not recorded in {self.path}: {error}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
 
 def _lock(log) -> None:

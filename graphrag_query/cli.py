@@ -35,7 +35,11 @@ def main(argv: list[str] | None = None) -> int:
     result = stream.result
     print()
     print()
-    print(f"[{result.method} search" + (f"; {result.route_reason}" if result.route_reason else "") + f"; {result.generated_by}]")
+    print(
+        f"[{result.method} search"
+        + (f"; {result.route_reason}" if result.route_reason else "")
+        + f"; {result.generated_by}]"
+    )
     if result.citations:
         print("Sources:")
         for citation in result.citations[:10]:
@@ -43,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     usage = result.usage
     print(f"({usage.llm_calls} LLM calls, {usage.context_tokens} context tokens, {usage.seconds:.2f} s)")
     return 0
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -12,7 +12,11 @@ from .result import Citation
 
 
 def pack(
-    frame: pl.DataFrame, render: Callable[[dict], str], budget: int, header: str = "", cost: Callable[[dict], int] | None = None
+    frame: pl.DataFrame,
+    render: Callable[[dict], str],
+    budget: int,
+    header: str = "",
+    cost: Callable[[dict], int] | None = None,
 ) -> tuple[pl.DataFrame, str, int]:
     """Rows of ``frame`` in order, as many as fit in ``budget`` tokens (header included).
     Returns (rows kept, text, tokens used); never exceeds the budget. ``cost``: a row's
@@ -51,7 +55,11 @@ def citations_for(text_unit_ids: Iterable[str], text_units: pl.DataFrame, docume
         pl.DataFrame({"id": wanted})
         .with_row_index("order")
         .join(text_units.select("id", "document_id", "human_readable_id"), on="id")
-        .join(documents.select(pl.col("id").alias("document_id"), pl.col("title").alias("document_title")), on="document_id", how="left")
+        .join(
+            documents.select(pl.col("id").alias("document_id"), pl.col("title").alias("document_title")),
+            on="document_id",
+            how="left",
+        )
         .sort("order")
     )
     return [

@@ -22,8 +22,13 @@ from .reader import IndexReader
 from .relevance import RelevanceScorer
 from .result import PreparedSearch, SearchResult, Usage
 
-
-SOURCE_SCHEMA = {"id": pl.String, "human_readable_id": pl.Int64, "document_id": pl.String, "rank": pl.UInt32, "text": pl.String}
+SOURCE_SCHEMA = {
+    "id": pl.String,
+    "human_readable_id": pl.Int64,
+    "document_id": pl.String,
+    "rank": pl.UInt32,
+    "text": pl.String,
+}
 SOURCE_COLUMNS = list(SOURCE_SCHEMA)
 
 
@@ -41,7 +46,9 @@ class DriftSettings:
         return LocalSettings(budget=self.budget)
 
 
-def _followups(question: str, entity_ids: list[str], entities: pl.DataFrame, scorer: RelevanceScorer, asked: set[str], limit: int) -> list[dict]:
+def _followups(
+    question: str, entity_ids: list[str], entities: pl.DataFrame, scorer: RelevanceScorer, asked: set[str], limit: int
+) -> list[dict]:
     candidates = entities.filter(pl.col("id").is_in(entity_ids)).sort("degree", descending=True)
     found = []
     for entity in candidates.iter_rows(named=True):
@@ -60,7 +67,9 @@ def _followups(question: str, entity_ids: list[str], entities: pl.DataFrame, sco
     return found
 
 
-def prepare_drift(question: str, reader: IndexReader, settings: DriftSettings = DriftSettings(), llm=None) -> PreparedSearch:
+def prepare_drift(
+    question: str, reader: IndexReader, settings: DriftSettings = DriftSettings(), llm=None
+) -> PreparedSearch:
     started = time.perf_counter()
     reports = reader.table("community_reports")
     entities = reader.table("entities")
@@ -68,21 +77,46 @@ def prepare_drift(question: str, reader: IndexReader, settings: DriftSettings = 
     scorer = RelevanceScorer.over(question, reader.report_search)
 
     # Primer: the reports that best match the question (BM25, fused with vectors).
-    ranked = pl.DataFrame({"id": report_ranking(question, reader, settings.primer_reports)}, schema={"id": pl.String}).with_row_index("rank")
-    primer = ranked.join(reports.select(pl.col("id"), "community", "title", "summary", "findings", "full_content"), on="id").sort("rank")
+    ranked = pl.DataFrame(
+        {"id": report_ranking(question, reader, settings.primer_reports)}, schema={"id": pl.String}
+    ).with_row_index("rank")
+    primer = ranked.join(
+        reports.select(pl.col("id"), "community", "title", "summary", "findings", "full_content"), on="id"
+    ).sort("rank")
     primer_evidence = [Evidence(r["full_content"], f"Reports ({r['community']})") for r in primer.iter_rows(named=True)]
     asked: set[str] = set()
     if llm is not None:
         from .llm import DriftStep
 
-        context = "-----Reports-----\n" + "\n".join(f"{r['community']}|{r['title']}|{r['full_content']}".replace("\n", " ") for r in primer.iter_rows(named=True))
-        step = llm.ask("drift_step", DriftStep, question=question, original=question, followups=settings.followups_per_round * 2, context=context)
+        context = "-----Reports-----\n" + "\n".join(
+            f"{r['community']}|{r['title']}|{r['full_content']}".replace("\n", " ")
+            for r in primer.iter_rows(named=True)
+        )
+        step = llm.ask(
+            "drift_step",
+            DriftStep,
+            question=question,
+            original=question,
+            followups=settings.followups_per_round * 2,
+            context=context,
+        )
         intermediate = step.answer
-        queue = [{"question": q, "score": step.score, "parent": 0} for q in step.follow_up_queries[: settings.followups_per_round * 2]]
+        queue = [
+            {"question": q, "score": step.score, "parent": 0}
+            for q in step.follow_up_queries[: settings.followups_per_round * 2]
+        ]
     else:
         intermediate = compose(question, primer_evidence, limit=4)
-        primer_entities = communities.filter(pl.col("community").is_in(primer["community"].implode()))["entity_ids"].explode().drop_nulls().to_list()
-        queue = [f | {"parent": 0} for f in _followups(question, primer_entities, entities, scorer, asked, settings.followups_per_round * 2)]
+        primer_entities = (
+            communities.filter(pl.col("community").is_in(primer["community"].implode()))["entity_ids"]
+            .explode()
+            .drop_nulls()
+            .to_list()
+        )
+        queue = [
+            f | {"parent": 0}
+            for f in _followups(question, primer_entities, entities, scorer, asked, settings.followups_per_round * 2)
+        ]
     nodes = [{"id": 0, "parent": None, "depth": 0, "question": question, "score": 100, "answer": intermediate}]
 
     sources: list[pl.DataFrame] = []
@@ -100,35 +134,87 @@ def prepare_drift(question: str, reader: IndexReader, settings: DriftSettings = 
             steps = llm.ask_many(
                 "drift_step",
                 DriftStep,
-                [{"question": f["question"], "original": question, "followups": settings.followups_per_answer, "context": b.text} for f, b in zip(current, built)],
+                [
+                    {
+                        "question": f["question"],
+                        "original": question,
+                        "followups": settings.followups_per_answer,
+                        "context": b.text,
+                    }
+                    for f, b in zip(current, built)
+                ],
             )
             for followup, local, step in zip(current, built, steps):
                 local_tokens += local.tokens
                 node_id = len(nodes)
-                nodes.append({"id": node_id, "parent": followup["parent"], "depth": depth, "question": followup["question"], "score": followup["score"], "answer": step.answer})
+                nodes.append(
+                    {
+                        "id": node_id,
+                        "parent": followup["parent"],
+                        "depth": depth,
+                        "question": followup["question"],
+                        "score": followup["score"],
+                        "answer": step.answer,
+                    }
+                )
                 sources.append(local.sources.select(*SOURCE_COLUMNS))
                 known = {n["question"] for n in nodes} | {f["question"] for f in queue}
                 fresh = [q for q in dict.fromkeys(step.follow_up_queries) if q not in known]  # never ask twice
-                queue.extend({"question": q, "score": step.score, "parent": node_id} for q in fresh[: settings.followups_per_answer])
+                queue.extend(
+                    {"question": q, "score": step.score, "parent": node_id}
+                    for q in fresh[: settings.followups_per_answer]
+                )
             continue
         for followup in current:
             result = prepare_local(followup["question"], reader, settings.local).finish()
             local_tokens += result.usage.context_tokens
             node_id = len(nodes)
-            nodes.append({"id": node_id, "parent": followup["parent"], "depth": depth, "question": followup["question"], "score": followup["score"], "answer": result.answer})
+            nodes.append(
+                {
+                    "id": node_id,
+                    "parent": followup["parent"],
+                    "depth": depth,
+                    "question": followup["question"],
+                    "score": followup["score"],
+                    "answer": result.answer,
+                }
+            )
             sources.append(result.context["sources"].select(*SOURCE_COLUMNS))
-            evidence += [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in result.context["sources"].iter_rows(named=True)]
-            new = _followups(question, result.context["entities"]["id"].to_list(), entities, scorer, asked, settings.followups_per_answer)
+            evidence += [
+                Evidence(u["text"], f"Sources ({u['human_readable_id']})")
+                for u in result.context["sources"].iter_rows(named=True)
+            ]
+            new = _followups(
+                question,
+                result.context["entities"]["id"].to_list(),
+                entities,
+                scorer,
+                asked,
+                settings.followups_per_answer,
+            )
             queue.extend(f | {"parent": node_id} for f in new)
 
     prompt, values = None, {}
     if llm is not None:
         answers = "\n\n".join(f"Q: {n['question']}\nA: {n['answer']}" for n in nodes)
-        prompt, values = "drift_reduce", {"question": question, "context": answers, "response_type": settings.response_type}
+        prompt, values = (
+            "drift_reduce",
+            {"question": question, "context": answers, "response_type": settings.response_type},
+        )
         answer, generated_by = "", llm.model
     else:
         answer, generated_by = compose(question, evidence, limit=8, graph=reader.mention_graph), "extractive"
-    tree = pl.DataFrame(nodes, schema={"id": pl.Int64, "parent": pl.Int64, "depth": pl.Int64, "question": pl.String, "score": pl.Int64, "answer": pl.String})
+    tree = pl.DataFrame(
+        nodes,
+        schema={
+            "id": pl.Int64,
+            "parent": pl.Int64,
+            "depth": pl.Int64,
+            "question": pl.String,
+            "score": pl.Int64,
+            "answer": pl.String,
+        },
+    )
     # The answer reads every step's best sources first (each step's rank 1, then rank 2...).
     found = pl.concat(sources).sort("rank", maintain_order=True).unique("id", maintain_order=True) if sources else None
     used, _, used_tokens = pack(
@@ -145,6 +231,10 @@ def prepare_drift(question: str, reader: IndexReader, settings: DriftSettings = 
         citations=citations_for(used["id"].to_list(), reader.table("text_units"), reader.table("documents")),
         usage=Usage(context_tokens=local_tokens),
         generated_by=generated_by,
-        details={"open_followups": len(queue), "depth_reached": int(tree["depth"].max() or 0), "answer_context_tokens": used_tokens},
+        details={
+            "open_followups": len(queue),
+            "depth_reached": int(tree["depth"].max() or 0),
+            "answer_context_tokens": used_tokens,
+        },
     )
     return PreparedSearch(result, started, llm, prompt, values)

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from graphrag_assets.core.chunking import split_sentences
-
 from graphrag_assets.core.lexical import has_cjk
 
 from .relevance import RelevanceScorer
@@ -95,7 +94,11 @@ def follow_bridges(
     for position, surface in bridges.items():
         # Coverage may be 0 ("born" asked as "birth"): the first sentence about the name,
         # in ranking order, then says what it is.
-        about = [(scorer.coverage(s), -order, s, c) for order, ((s, c), named) in enumerate(zip(spelled, mentions)) if position in named and s not in used]
+        about = [
+            (scorer.coverage(s), -order, s, c)
+            for order, ((s, c), named) in enumerate(zip(spelled, mentions))
+            if position in named and s not in used
+        ]
         best = max(about, default=None)
         if best is not None:
             used.add(best[2])
@@ -103,7 +106,9 @@ def follow_bridges(
     return followed
 
 
-def compose(question: str, evidence: list[Evidence], limit: int = 6, lead: str = "", graph=None, name_scores=None) -> str:
+def compose(
+    question: str, evidence: list[Evidence], limit: int = 6, lead: str = "", graph=None, name_scores=None
+) -> str:
     """The extractive answer: the best sentences, then (with the index's mention graph)
     the sentences that follow the names they mention to the second hop."""
     picked = best_sentences(question, evidence, limit)
@@ -114,5 +119,8 @@ def compose(question: str, evidence: list[Evidence], limit: int = 6, lead: str =
         lines.append(lead)
     lines += [f"- {sentence} [Data: {citation}]" for sentence, citation, _ in picked]
     if graph is not None:
-        lines += [f"- Following {name}: {sentence} [Data: {citation}]" for name, sentence, citation in follow_bridges(question, evidence, picked, graph, name_scores)]
+        lines += [
+            f"- Following {name}: {sentence} [Data: {citation}]"
+            for name, sentence, citation in follow_bridges(question, evidence, picked, graph, name_scores)
+        ]
     return "\n".join(lines)

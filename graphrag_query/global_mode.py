@@ -20,7 +20,6 @@ from dataclasses import dataclass
 import polars as pl
 
 from graphrag_assets.core.chunking import split_sentences
-
 from graphrag_assets.core.tokens import count_tokens
 
 from .context import citations_for, pack
@@ -52,7 +51,9 @@ class GlobalSettings:
 def reports_at_level(reports: pl.DataFrame, level: int) -> pl.DataFrame:
     """Reports of ``level``, plus leaf communities of shallower levels, so that every
     clustered entity is covered exactly once."""
-    return reports.filter((pl.col("level") == level) | ((pl.col("level") < level) & (pl.col("children").list.len() == 0)))
+    return reports.filter(
+        (pl.col("level") == level) | ((pl.col("level") < level) & (pl.col("children").list.len() == 0))
+    )
 
 
 def offline_ratings(question: str, scorer: RelevanceScorer, reader: IndexReader, walk: GraphRanking):
@@ -73,9 +74,16 @@ def offline_ratings(question: str, scorer: RelevanceScorer, reader: IndexReader,
     graph = reader.mention_graph
     position = {key: n for n, key in enumerate(graph.name_keys)}
     entities = reader.table("entities")
-    entity_score = {e: float(walk.name_scores[position[k]]) for e, k in zip(entities["id"], entities["name_key"]) if k in position}
+    entity_score = {
+        e: float(walk.name_scores[position[k]]) for e, k in zip(entities["id"], entities["name_key"]) if k in position
+    }
     communities = reader.table("communities")
-    walked = _fifths({c: sum(entity_score.get(e, 0.0) for e in members) for c, members in zip(communities["community"], communities["entity_ids"])})
+    walked = _fifths(
+        {
+            c: sum(entity_score.get(e, 0.0) for e in members)
+            for c, members in zip(communities["community"], communities["entity_ids"])
+        }
+    )
     return lambda rows: [max(lexical.get(row["id"], 0), walked.get(row["community"], 0)) for row in rows]
 
 
@@ -85,7 +93,9 @@ def _fifths(scores: dict) -> dict:
     return {key: round(5 * value / best) for key, value in scores.items()} if best > 0 else {}
 
 
-def select_dynamically(reports: pl.DataFrame, settings: GlobalSettings, rate_level) -> tuple[pl.DataFrame, pl.DataFrame]:
+def select_dynamically(
+    reports: pl.DataFrame, settings: GlobalSettings, rate_level
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(selected reports, every rating made) walking the hierarchy from the root level.
     ``rate_level`` rates a list of reports at once (the LLM, or ``offline_ratings``)."""
     by_community = {row["community"]: row for row in reports.iter_rows(named=True)}
@@ -99,7 +109,11 @@ def select_dynamically(reports: pl.DataFrame, settings: GlobalSettings, rate_lev
             ratings.append({"community": community, "level": report["level"], "rating": value})
             if value < settings.dynamic_threshold:
                 continue
-            children = [c for c in report["children"] if c in by_community] if report["level"] < settings.dynamic_max_level else []
+            children = (
+                [c for c in report["children"] if c in by_community]
+                if report["level"] < settings.dynamic_max_level
+                else []
+            )
             if children:
                 following.extend(children)
             if not children or settings.keep_parent:
@@ -109,14 +123,32 @@ def select_dynamically(reports: pl.DataFrame, settings: GlobalSettings, rate_lev
     return chosen, pl.DataFrame(ratings, schema={"community": pl.Int64, "level": pl.Int64, "rating": pl.Int64})
 
 
-EVIDENCE_SCHEMA = {"id": pl.String, "human_readable_id": pl.Int64, "document_id": pl.String, "rank": pl.UInt32, "text": pl.String}
+EVIDENCE_SCHEMA = {
+    "id": pl.String,
+    "human_readable_id": pl.Int64,
+    "document_id": pl.String,
+    "rank": pl.UInt32,
+    "text": pl.String,
+}
 
 
 def evidence_units(walk: GraphRanking, reader: IndexReader, communities: list[int]) -> pl.DataFrame:
     """The text units behind the given communities (those their entities come from),
     most relevant to the question first (the ranking local search uses)."""
-    members = reader.table("communities").filter(pl.col("community").is_in(communities))["entity_ids"].explode().drop_nulls().unique()
-    behind = reader.table("entities").filter(pl.col("id").is_in(members.implode()))["text_unit_ids"].explode().drop_nulls().unique()
+    members = (
+        reader.table("communities")
+        .filter(pl.col("community").is_in(communities))["entity_ids"]
+        .explode()
+        .drop_nulls()
+        .unique()
+    )
+    behind = (
+        reader.table("entities")
+        .filter(pl.col("id").is_in(members.implode()))["text_unit_ids"]
+        .explode()
+        .drop_nulls()
+        .unique()
+    )
     return (
         walk.units.filter(pl.col("id").is_in(behind.implode()))
         .with_row_index("rank", offset=1)
@@ -130,7 +162,9 @@ def _report_row(row: dict) -> str:
     return "|".join([str(row["community"]), row["title"], str(row["rank"]), row["full_content"].replace("\n", " ")])
 
 
-def map_batches(reports: pl.DataFrame, settings: GlobalSettings, row_tokens: dict[int, int] | None = None) -> list[tuple[pl.DataFrame, str, int]]:
+def map_batches(
+    reports: pl.DataFrame, settings: GlobalSettings, row_tokens: dict[int, int] | None = None
+) -> list[tuple[pl.DataFrame, str, int]]:
     """Shuffled reports packed into batches of at most ``map_budget`` tokens each;
     ``row_tokens`` (community -> tokens of its row, ``report_row_tokens``) spares counting
     them again for every question."""
@@ -154,7 +188,10 @@ def report_row_tokens(reader: IndexReader) -> dict[int, int]:
     """Tokens of each report's map row (with its line break), counted once per reader."""
     return reader.memo(
         "report_row_tokens",
-        lambda: {row["community"]: count_tokens(_report_row(row) + "\n") for row in reader.table("community_reports").iter_rows(named=True)},
+        lambda: {
+            row["community"]: count_tokens(_report_row(row) + "\n")
+            for row in reader.table("community_reports").iter_rows(named=True)
+        },
     )
 
 
@@ -177,7 +214,12 @@ def report_sentences(reader: IndexReader) -> dict[int, list[tuple[str, frozenset
 GENERIC_POINTS_PER_REPORT = 3
 
 
-def offline_map(scorer: RelevanceScorer, batch: pl.DataFrame, batch_number: int, sentences: dict[int, list[tuple[str, frozenset[str]]]]) -> list[dict]:
+def offline_map(
+    scorer: RelevanceScorer,
+    batch: pl.DataFrame,
+    batch_number: int,
+    sentences: dict[int, list[tuple[str, frozenset[str]]]],
+) -> list[dict]:
     """Points of one batch: each distinct evidence sentence of its reports (``sentences``,
     from ``report_sentences``), scored 0-100 by relevance; for a corpus-wide question,
     each report's leading findings scored by the report's rank."""
@@ -189,7 +231,14 @@ def offline_map(scorer: RelevanceScorer, batch: pl.DataFrame, batch_number: int,
                 sentence = split_sentences(_clean(finding["explanation"]))[0].strip()
                 if score > 0 and sentence not in seen:
                     seen.add(sentence)
-                    points.append({"batch": batch_number, "community": report["community"], "score": score, "description": f"{finding['summary']}: {sentence}"})
+                    points.append(
+                        {
+                            "batch": batch_number,
+                            "community": report["community"],
+                            "score": score,
+                            "description": f"{finding['summary']}: {sentence}",
+                        }
+                    )
             continue
         for sentence, present in sentences.get(report["community"], []):
             if sentence in seen:
@@ -197,7 +246,9 @@ def offline_map(scorer: RelevanceScorer, batch: pl.DataFrame, batch_number: int,
             seen.add(sentence)
             score = scorer.score_terms(present)
             if score > 0:
-                points.append({"batch": batch_number, "community": report["community"], "score": score, "description": sentence})
+                points.append(
+                    {"batch": batch_number, "community": report["community"], "score": score, "description": sentence}
+                )
     return points
 
 
@@ -206,13 +257,17 @@ def _model_ratings(llm, question: str):
     from .llm import Rating
 
     def rate_level(rows: list[dict]) -> list[int]:
-        answers = llm.ask_many("rate_community", Rating, [{"question": question, "report": r["full_content"]} for r in rows])
+        answers = llm.ask_many(
+            "rate_community", Rating, [{"question": question, "report": r["full_content"]} for r in rows]
+        )
         return [a.rating for a in answers]
 
     return rate_level
 
 
-def prepare_global(question: str, reader: IndexReader, settings: GlobalSettings = GlobalSettings(), llm=None) -> PreparedSearch:
+def prepare_global(
+    question: str, reader: IndexReader, settings: GlobalSettings = GlobalSettings(), llm=None
+) -> PreparedSearch:
     """``llm``: a ``graphrag_query.llm.QueryLLM`` for model-written map points, ratings and
     answer; None for the offline, extractive path. The map steps run here, the reduce is
     left to the ``PreparedSearch``."""
@@ -229,7 +284,9 @@ def prepare_global(question: str, reader: IndexReader, settings: GlobalSettings 
     level_reports = reports_at_level(all_reports, settings.community_level)
     details: dict = {"reports_at_level": level_reports.height}
     if settings.dynamic:
-        rate_level = _model_ratings(llm, question) if llm is not None else offline_ratings(question, scorer, reader, walk())
+        rate_level = (
+            _model_ratings(llm, question) if llm is not None else offline_ratings(question, scorer, reader, walk())
+        )
         reports, ratings = select_dynamically(all_reports, settings, rate_level)
         details |= {"reports_rated": ratings.height, "reports_selected": reports.height}
     else:
@@ -239,9 +296,15 @@ def prepare_global(question: str, reader: IndexReader, settings: GlobalSettings 
     if llm is not None:
         from .llm import MapResult
 
-        answers = llm.ask_many("global_map", MapResult, [{"question": question, "context": text} for _, text, _ in batches])
+        answers = llm.ask_many(
+            "global_map", MapResult, [{"question": question, "context": text} for _, text, _ in batches]
+        )
         for number, answer in enumerate(answers, start=1):
-            points += [{"batch": number, "community": None, "score": p.score, "description": p.description} for p in answer.points if p.score > 0]
+            points += [
+                {"batch": number, "community": None, "score": p.score, "description": p.description}
+                for p in answer.points
+                if p.score > 0
+            ]
     else:
         # A report sharing no term with the question yields no point (every sentence would
         # score 0): skip it, unless the question is about the whole corpus.
@@ -250,7 +313,9 @@ def prepare_global(question: str, reader: IndexReader, settings: GlobalSettings 
         for number, (batch, _, _) in enumerate(batches, start=1):
             mapped = batch if scorer.generic else batch.filter(pl.col("id").is_in(sharing))
             points.extend(offline_map(scorer, mapped, number, report_sentences(reader)))
-    points_frame = pl.DataFrame(points, schema={"batch": pl.Int64, "community": pl.Int64, "score": pl.Int64, "description": pl.String})
+    points_frame = pl.DataFrame(
+        points, schema={"batch": pl.Int64, "community": pl.Int64, "score": pl.Int64, "description": pl.String}
+    )
     points_frame = points_frame.sort(["score", "batch", "community"], descending=[True, False, False]).unique(
         "description", keep="first", maintain_order=True
     )
@@ -277,15 +342,24 @@ def prepare_global(question: str, reader: IndexReader, settings: GlobalSettings 
     if kept.is_empty():
         answer = NO_DATA_ANSWER
     elif llm is not None:
-        prompt, values = "global_reduce", {
-            "question": question, "context": reduce_text, "response_type": settings.response_type,
-            "general_knowledge": "Do not add knowledge from outside the points." if not settings.allow_general_knowledge else "You may add general knowledge, marked as such.",
-        }
+        prompt, values = (
+            "global_reduce",
+            {
+                "question": question,
+                "context": reduce_text,
+                "response_type": settings.response_type,
+                "general_knowledge": "Do not add knowledge from outside the points."
+                if not settings.allow_general_knowledge
+                else "You may add general knowledge, marked as such.",
+            },
+        )
         answer, generated_by = "", llm.model
     else:
         lines = [EXTRACTIVE_LABEL]
         # Said, not hidden: the points answer the rest of the question, not these words.
-        unmatched = [t for t, n in reader.report_search.bm25.document_frequencies(scorer.question_terms).items() if n == 0]
+        unmatched = [
+            t for t, n in reader.report_search.bm25.document_frequencies(scorer.question_terms).items() if n == 0
+        ]
         if unmatched:
             lines.append("No community report contains: " + ", ".join(f'"{t}"' for t in unmatched) + ".")
         for point in kept.head(settings.max_answer_points).iter_rows(named=True):
@@ -305,6 +379,11 @@ def prepare_global(question: str, reader: IndexReader, settings: GlobalSettings 
         usage=Usage(context_tokens=sum(t for _, _, t in batches) + reduce_tokens),
         generated_by=generated_by,
         citations=citations_for(sources["id"].to_list(), reader.table("text_units"), reader.table("documents")),
-        details=details | {"map_batch_tokens": [t for _, _, t in batches], "reduce_tokens": reduce_tokens, "reduce_context": reduce_text},
+        details=details
+        | {
+            "map_batch_tokens": [t for _, _, t in batches],
+            "reduce_tokens": reduce_tokens,
+            "reduce_context": reduce_text,
+        },
     )
     return PreparedSearch(result, started, llm, prompt, values)

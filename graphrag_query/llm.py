@@ -77,7 +77,12 @@ class QueryLLM:
         async def run():
             async with LLMClient(self.settings, self.cache, self.usage) as client:
                 return await asyncio.gather(
-                    *(client.structured("query", prompt.version, [{"role": "user", "content": prompt.render(**v)}], response_model) for v in values)
+                    *(
+                        client.structured(
+                            "query", prompt.version, [{"role": "user", "content": prompt.render(**v)}], response_model
+                        )
+                        for v in values
+                    )
                 )
 
         return list(_LoopThread.run(run()))
@@ -89,7 +94,9 @@ class QueryLLM:
         """The model's plain-text answer to the prompt, piece by piece as it is written."""
         prompt = load_prompt(prompt_name)
         async with LLMClient(self.settings, self.cache, self.usage) as client:
-            async with contextlib.aclosing(client.stream_text("query", prompt.version, [{"role": "user", "content": prompt.render(**values)}])) as pieces:
+            async with contextlib.aclosing(
+                client.stream_text("query", prompt.version, [{"role": "user", "content": prompt.render(**values)}])
+            ) as pieces:
                 async for piece in pieces:
                     yield piece
 

@@ -70,7 +70,9 @@ def history_text(history: list[Turn] | None, max_turns: int) -> str:
     return "\n".join(f"{role}: {content}" for role, content in recent)
 
 
-def seed_entities(question: str, reader: IndexReader, settings: LocalSettings, ranking: GraphRanking, exclude: list[str] | None = None) -> pl.DataFrame:
+def seed_entities(
+    question: str, reader: IndexReader, settings: LocalSettings, ranking: GraphRanking, exclude: list[str] | None = None
+) -> pl.DataFrame:
     """Entities the question names (whole words, the most specific first), then those the
     walk from the question reached most, then the nearest by description embedding."""
     entities = reader.table("entities")
@@ -83,7 +85,9 @@ def seed_entities(question: str, reader: IndexReader, settings: LocalSettings, r
     order = [by_key[key] for key in dict.fromkeys(named + [key for key, _ in walked]) if key in by_key]
     order = [e for e in order if not exclude or e not in exclude][: settings.top_k_entities]
     if len(order) < settings.top_k_entities:
-        hits = reader.nearest("entity_description", reader.embed(question), settings.top_k_entities * settings.oversample, exclude)
+        hits = reader.nearest(
+            "entity_description", reader.embed(question), settings.top_k_entities * settings.oversample, exclude
+        )
         order = list(dict.fromkeys(order + hits["id"].to_list()))[: settings.top_k_entities]
     score = {by_key[key]: value for key, value in walked if key in by_key}
     return (
@@ -119,7 +123,11 @@ class LocalContext:
 
 
 def build_local_context(
-    question: str, reader: IndexReader, settings: LocalSettings, history: list[Turn] | None = None, exclude: list[str] | None = None
+    question: str,
+    reader: IndexReader,
+    settings: LocalSettings,
+    history: list[Turn] | None = None,
+    exclude: list[str] | None = None,
 ) -> LocalContext:
     conversation = history_text(history, settings.max_history_turns)
     conversation_tokens = count_tokens(conversation) if conversation else 0
@@ -144,7 +152,10 @@ def build_local_context(
         .sort(["seeds_held", "rank", "community"], descending=[True, True, False])
     )
     reports, report_text, report_tokens = pack(
-        reports, lambda r: f"{r['community']}|{r['title']}|{r[settings.community_text]}".replace("\n", " "), int(budget * settings.community_share), "id|title|content"
+        reports,
+        lambda r: f"{r['community']}|{r['title']}|{r[settings.community_text]}".replace("\n", " "),
+        int(budget * settings.community_share),
+        "id|title|content",
     )
 
     # Entities, their claims and their relationships share the local budget.
@@ -157,15 +168,25 @@ def build_local_context(
         int(local_budget * ENTITY_SHARE),
         "id|entity|description|number of relationships",
     )
-    claims = (
-        reader.claims.join(entity_rows.select(pl.col("id").alias("subject_entity_id"), "seed_rank"), on="subject_entity_id")
-        .sort(["seed_rank", *CLAIM_ORDER])
+    claims = reader.claims.join(
+        entity_rows.select(pl.col("id").alias("subject_entity_id"), "seed_rank"), on="subject_entity_id"
+    ).sort(["seed_rank", *CLAIM_ORDER])
+    claim_rows, claim_text, claim_tokens = pack(
+        claims, claim_line, int((local_budget - entity_tokens) * CLAIM_SHARE), CLAIM_HEADER
     )
-    claim_rows, claim_text, claim_tokens = pack(claims, claim_line, int((local_budget - entity_tokens) * CLAIM_SHARE), CLAIM_HEADER)
-    relationships = reader.table("relationships").with_columns(
-        (pl.col("source").is_in(list(seed_titles)).cast(pl.Int64) + pl.col("target").is_in(list(seed_titles)).cast(pl.Int64)).alias("seed_links")
-    ).filter(pl.col("seed_links") > 0)
-    relationships = relationships.sort(["seed_links", "combined_degree", "weight", "human_readable_id"], descending=[True, True, True, False])
+    relationships = (
+        reader.table("relationships")
+        .with_columns(
+            (
+                pl.col("source").is_in(list(seed_titles)).cast(pl.Int64)
+                + pl.col("target").is_in(list(seed_titles)).cast(pl.Int64)
+            ).alias("seed_links")
+        )
+        .filter(pl.col("seed_links") > 0)
+    )
+    relationships = relationships.sort(
+        ["seed_links", "combined_degree", "weight", "human_readable_id"], descending=[True, True, True, False]
+    )
     relationship_rows, relationship_text, relationship_tokens = pack(
         relationships,
         lambda r: f"{r['human_readable_id']}|{r['source']}|{r['target']}|{r['description']}|{r['weight']:.2f}",
@@ -176,7 +197,10 @@ def build_local_context(
     # Text units: in the order of the walk from the question's names and best matches.
     units = ranking.units.with_row_index("rank", offset=1).join(reader.table("text_units"), on="id").sort("rank")
     unit_rows, unit_text, unit_tokens = pack(
-        units, lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "), int(budget * settings.text_unit_share), "id|text"
+        units,
+        lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "),
+        int(budget * settings.text_unit_share),
+        "id|text",
     )
     return LocalContext(
         seeds=seeds,
@@ -219,24 +243,42 @@ def prepare_local(
         prompt, values = ANSWER_PROMPT, answer_values(question, built.text, settings.response_type)
         answer, generated_by = "", llm.model
     else:
-        evidence = [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in built.sources.iter_rows(named=True)]
+        evidence = [
+            Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in built.sources.iter_rows(named=True)
+        ]
         evidence += [
             Evidence(r["description"], f"Relationships ({r['human_readable_id']})")
             for r in built.relationships.iter_rows(named=True)
             if not is_cooccurrence_description(r["description"])
         ]
-        evidence += [Evidence(c["description"], f"Claims ({c['human_readable_id']})") for c in built.claims.iter_rows(named=True)]
+        evidence += [
+            Evidence(c["description"], f"Claims ({c['human_readable_id']})") for c in built.claims.iter_rows(named=True)
+        ]
         seeds = built.seeds["title"].head(3).to_list()
         lead = f"Entities most related to the question: {', '.join(seeds)}." if seeds else ""
-        answer, generated_by = compose(question, evidence, lead=lead, graph=reader.mention_graph, name_scores=built.ranking.name_scores), "extractive"
+        answer, generated_by = (
+            compose(question, evidence, lead=lead, graph=reader.mention_graph, name_scores=built.ranking.name_scores),
+            "extractive",
+        )
     sources = built.sources
     context = {
         "entities": built.entities.select("id", "human_readable_id", "title", "type", "description", "degree", "score"),
-        "relationships": built.relationships.select("id", "human_readable_id", "source", "target", "description", "weight", "combined_degree"),
+        "relationships": built.relationships.select(
+            "id", "human_readable_id", "source", "target", "description", "weight", "combined_degree"
+        ),
         "reports": built.reports.select("community", "level", "title", "rank", "seeds_held"),
         "claims": built.claims.select(
-            "id", "human_readable_id", pl.col("subject_id").alias("subject"), pl.col("object_id").alias("object"), "type", "status",
-            "start_date", "end_date", "description", "source_text", "text_unit_id",
+            "id",
+            "human_readable_id",
+            pl.col("subject_id").alias("subject"),
+            pl.col("object_id").alias("object"),
+            "type",
+            "status",
+            "start_date",
+            "end_date",
+            "description",
+            "source_text",
+            "text_unit_id",
         ),
         "sources": sources.select("id", "human_readable_id", "document_id", "rank", "text"),
     }

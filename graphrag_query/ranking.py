@@ -23,7 +23,6 @@ from graphrag_assets.core.embedding import HashedNgramEmbedder
 from graphrag_assets.core.lexical import fold, has_cjk, reciprocal_rank_fusion, word_tokens
 
 
-
 def name_tokens(text: str) -> tuple[str, ...]:
     """Case- and accent-folded word tokens, the unit of whole-word name matching."""
     return tuple(fold(t) for t in word_tokens(text))
@@ -45,8 +44,12 @@ class MentionGraph:
 
     @classmethod
     def build(
-        cls, text_units: pl.DataFrame, entities: pl.DataFrame, records: pl.DataFrame | None = None, merges: pl.DataFrame | None = None
-    ) -> "MentionGraph":
+        cls,
+        text_units: pl.DataFrame,
+        entities: pl.DataFrame,
+        records: pl.DataFrame | None = None,
+        merges: pl.DataFrame | None = None,
+    ) -> MentionGraph:
         """From the text units, the merged entities (their ``text_unit_ids``) and, when the
         index has them, every extracted mention (``extracted_entities``, with merged names
         mapped to the entity they went into through ``entity_merges``): mentions of names
@@ -161,9 +164,15 @@ class MentionGraph:
         for _ in range(iterations):
             units, names = (
                 (1 - damping) * restart_units
-                + damping * np.bincount(self.unit_of_edge, weights=names[self.name_of_edge] * split_from_name, minlength=len(units)),
+                + damping
+                * np.bincount(
+                    self.unit_of_edge, weights=names[self.name_of_edge] * split_from_name, minlength=len(units)
+                ),
                 (1 - damping) * restart_names
-                + damping * np.bincount(self.name_of_edge, weights=units[self.unit_of_edge] * split_from_unit, minlength=len(names)),
+                + damping
+                * np.bincount(
+                    self.name_of_edge, weights=units[self.unit_of_edge] * split_from_unit, minlength=len(names)
+                ),
             )
         return units, names
 
@@ -221,7 +230,9 @@ def rank_by_graph(question: str, reader, settings: RankingSettings = RankingSett
     graph: MentionGraph = reader.mention_graph
     fused = hybrid_ranking(question, reader, settings.candidates)
     position = {unit: i for i, unit in enumerate(graph.unit_ids)}
-    unit_seeds = {position[u]: 1 / rank for rank, u in enumerate(fused[: settings.seed_units], start=1) if u in position}
+    unit_seeds = {
+        position[u]: 1 / rank for rank, u in enumerate(fused[: settings.seed_units], start=1) if u in position
+    }
     in_question = graph.names_in(question)
     name_total = sum(in_question.values())
     unit_total = sum(unit_seeds.values())

@@ -69,7 +69,7 @@ class IndexReader:
                 self._frames[name] = connection.execute(f'SELECT * FROM "{name}" WHERE corpus = ?', [self.corpus]).pl()
         return self._frames[name]
 
-    def load(self) -> "IndexReader":
+    def load(self) -> IndexReader:
         """Load every table a query may need (so timing a query excludes the one-off load)."""
         for name in ["entities", "relationships", "communities", "community_reports", "text_units", "documents"]:
             self.table(name)
@@ -93,7 +93,10 @@ class IndexReader:
 
         path = community_map_path(self.database, self.corpus, level)
         if not path.is_file():
-            raise IndexNotFound(f"no map of level {level} of corpus {self.corpus!r} at {path}: index the corpus first (is there a level {level}?)")
+            raise IndexNotFound(
+                f"no map of level {level} of corpus {self.corpus!r} at {path}: index the corpus first (is there "
+                f"a level {level}?)"
+            )
         return SVG(filename=str(path))
 
     @cached_property
@@ -110,7 +113,9 @@ class IndexReader:
     @cached_property
     def embedding_model(self) -> str:
         with self._connection() as connection:
-            row = connection.execute("SELECT any_value(model) FROM embeddings WHERE corpus = ?", [self.corpus]).fetchone()
+            row = connection.execute(
+                "SELECT any_value(model) FROM embeddings WHERE corpus = ?", [self.corpus]
+            ).fetchone()
         if row is None or row[0] is None:
             raise IndexNotFound(f"corpus {self.corpus!r} has no embeddings in {self.source}")
         return row[0]
@@ -132,7 +137,9 @@ class IndexReader:
             from .llm import EndpointEmbedder
 
             return EndpointEmbedder(endpoint, QueryCallLog(self.database, self.corpus))
-        raise IndexNotFound(f"index embedded with {model!r}: set GRAPHRAG_EMBEDDING_MODEL={model} (and its endpoint) to query it")
+        raise IndexNotFound(
+            f"index embedded with {model!r}: set GRAPHRAG_EMBEDDING_MODEL={model} (and its endpoint) to query it"
+        )
 
     def embed(self, text: str) -> np.ndarray:
         return self.embedder.embed([text])[0]
@@ -164,7 +171,9 @@ class IndexReader:
         (or imported without them) is tokenized here."""
         try:
             with self._connection() as connection:
-                terms = connection.execute("SELECT id, term, tf FROM search_terms WHERE corpus = ? AND kind = ?", [self.corpus, kind]).pl()
+                terms = connection.execute(
+                    "SELECT id, term, tf FROM search_terms WHERE corpus = ? AND kind = ?", [self.corpus, kind]
+                ).pl()
         except duckdb.CatalogException:
             terms = None
         if terms is None or (terms.is_empty() and ids):

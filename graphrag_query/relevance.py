@@ -17,7 +17,22 @@ from functools import lru_cache
 from graphrag_assets.core.lexical import search_terms
 from graphrag_assets.storage.search import LexicalIndex
 
-_QUESTION_WORDS = {"what", "who", "whom", "which", "when", "where", "why", "how", "does", "did", "do", "tell", "describe", "explain"}
+_QUESTION_WORDS = {
+    "what",
+    "who",
+    "whom",
+    "which",
+    "when",
+    "where",
+    "why",
+    "how",
+    "does",
+    "did",
+    "do",
+    "tell",
+    "describe",
+    "explain",
+}
 # Words that ask about the corpus as a whole rather than about something in it, and words
 # that frame a question rather than name its subject ("typically", "cited", "any specific"):
 # a question made only of these ("What are the main themes?") is about every report, by
@@ -37,7 +52,9 @@ GENERIC_TERMS = set(
 
 def terms(text: str) -> list[str]:
     """The text's search terms (``core.lexical``, as BM25 uses them) without question words."""
-    return [term for term in search_terms(text) if term not in _QUESTION_WORDS and (len(term) > 2 or not term.isascii())]
+    return [
+        term for term in search_terms(text) if term not in _QUESTION_WORDS and (len(term) > 2 or not term.isascii())
+    ]
 
 
 @lru_cache(maxsize=1 << 15)
@@ -62,7 +79,7 @@ class RelevanceScorer:
         self._weigh(question, Counter(term for document in documents for term in document), len(documents))
 
     @classmethod
-    def over(cls, question: str, index: LexicalIndex) -> "RelevanceScorer":
+    def over(cls, question: str, index: LexicalIndex) -> RelevanceScorer:
         """With idf from a BM25 index's own document frequencies: no pass over the texts."""
         scorer = cls.__new__(cls)
         scorer._weigh(question, index.bm25.document_frequencies(terms(question)), index.bm25.size)
@@ -73,7 +90,9 @@ class RelevanceScorer:
         asked = list(dict.fromkeys(terms(question)))
         # Chinese bigrams that occur nowhere are mostly artefacts across a word boundary
         # ("燕在" of "王海燕在"), not words the asker used: they would only dilute coverage.
-        self.question_terms = [term for term in asked if term not in GENERIC_TERMS and (term.isascii() or counts.get(term, 0) > 0)]
+        self.question_terms = [
+            term for term in asked if term not in GENERIC_TERMS and (term.isascii() or counts.get(term, 0) > 0)
+        ]
         # Only corpus-wide words: the question is about everything (ranked by importance).
         self.generic = bool(asked) and not self.question_terms or not asked
         self.idf = {term: math.log(1 + (n + 1) / (counts.get(term, 0) + 0.5)) for term in self.question_terms}
@@ -92,7 +111,9 @@ class RelevanceScorer:
     def score_terms(self, present: set[str] | frozenset[str]) -> int:
         """``score`` of a text given its terms."""
         share = self.coverage_terms(present)
-        if share >= MIN_COVERAGE or (share >= MIN_COVERAGE_OF_SEVERAL and sum(term in present for term in self.idf) >= 2):
+        if share >= MIN_COVERAGE or (
+            share >= MIN_COVERAGE_OF_SEVERAL and sum(term in present for term in self.idf) >= 2
+        ):
             return round(100 * share)
         return 0
 

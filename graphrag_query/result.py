@@ -13,7 +13,9 @@ from typing import Any
 
 import polars as pl
 
-EXTRACTIVE_LABEL = "Extractive answer (no LLM configured): the sentences below are quoted from the index, not written by a model."
+EXTRACTIVE_LABEL = (
+    "Extractive answer (no LLM configured): the sentences below are quoted from the index, not written by a model."
+)
 NO_DATA_ANSWER = "I am sorry but I am unable to answer this question given the provided data."
 
 
@@ -71,7 +73,11 @@ class SearchResult:
 
     def _usage_line(self) -> str:
         u = self.usage
-        calls = f"{u.llm_calls} LLM calls, {u.prompt_tokens:,} prompt / {u.completion_tokens:,} completion tokens" if u.llm_calls else "no LLM calls"
+        calls = (
+            f"{u.llm_calls} LLM calls, {u.prompt_tokens:,} prompt / {u.completion_tokens:,} completion tokens"
+            if u.llm_calls
+            else "no LLM calls"
+        )
         return f"{u.context_tokens:,} context tokens, {calls}, {u.seconds:.2f} s"
 
     def _sources(self) -> list[str]:
@@ -83,7 +89,10 @@ class SearchResult:
     def __repr__(self) -> str:
         tables = ", ".join(f"{name}: {frame.height} rows" for name, frame in self.context.items())
         answer = self.answer if len(self.answer) <= 300 else self.answer[:300] + " ..."
-        return f"SearchResult({self._header()}\n{answer}\n[{len(self._sources())} sources; {self._usage_line()}; context {{{tables}}}])"
+        return (
+            f"SearchResult({self._header()}\n{answer}\n[{len(self._sources())} sources; {self._usage_line()}; context "
+            f"{{{tables}}}])"
+        )
 
     def _repr_markdown_(self) -> str:
         lines = [f"**{self._header()}**", "", self.answer, ""]
@@ -93,14 +102,22 @@ class SearchResult:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        parts = [f"<p><b>{html.escape(self._header())}</b></p>", f'<div style="white-space: pre-wrap">{html.escape(self.answer)}</div>']
+        parts = [
+            f"<p><b>{html.escape(self._header())}</b></p>",
+            f'<div style="white-space: pre-wrap">{html.escape(self.answer)}</div>',
+        ]
         if self.citations:
-            parts.append("<p><b>Sources</b></p><ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in self._sources()) + "</ul>")
+            parts.append(
+                "<p><b>Sources</b></p><ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in self._sources()) + "</ul>"
+            )
         parts.append(f"<p><i>{html.escape(self._usage_line())}</i></p>")
         for name, frame in self.context.items():
             shown = frame.head(DISPLAYED_CONTEXT_ROWS)
             more = f", first {DISPLAYED_CONTEXT_ROWS} shown" if frame.height > DISPLAYED_CONTEXT_ROWS else ""
-            parts.append(f"<details><summary>context: {html.escape(name)} ({frame.height} rows{more})</summary>{shown._repr_html_()}</details>")
+            parts.append(
+                f"<details><summary>context: {html.escape(name)} ({frame.height} "
+                f"rows{more})</summary>{shown._repr_html_()}</details>"
+            )
         return "\n".join(parts)
 
 
@@ -138,7 +155,9 @@ class PreparedSearch:
         self.result.answer = answer
         self.result.usage.seconds = time.perf_counter() - self.started
         if self.llm is not None:
-            self.result.usage.llm_calls, self.result.usage.prompt_tokens, self.result.usage.completion_tokens = self.llm.usage_numbers()
+            self.result.usage.llm_calls, self.result.usage.prompt_tokens, self.result.usage.completion_tokens = (
+                self.llm.usage_numbers()
+            )
             self.llm.record_calls(self.result.method)
         return self.result
 

@@ -44,10 +44,25 @@ def route(question: str, reader: IndexReader) -> tuple[str, str]:
     for pattern in _GLOBAL_CUES:
         match = re.search(pattern, question, re.IGNORECASE)
         if match:
-            return "global", f"the question asks about the corpus as a whole ('{match.group(0)}'): global search over community reports"
+            return (
+                "global",
+                (
+                    f"the question asks about the corpus as a whole ('{match.group(0)}'): global search over community "
+                    f"reports"
+                ),
+            )
     named = named_entities(question, reader)
     if named:
-        return "local", f"the question names entities of the index ({', '.join(named[:3])}): local search from them through the graph"
+        return (
+            "local",
+            (
+                f"the question names entities of the index ({', '.join(named[:3])}): local search from them through "
+                f"the graph"
+            ),
+        )
     if _FACT_CUE.search(question) and len(question.split()) <= 12:
         return "basic", "a short fact question naming no entity of the index: basic search over text units"
-    return "local", "no corpus-wide cue and no entity of the index named: local search from the best-matching text units"
+    return (
+        "local",
+        "no corpus-wide cue and no entity of the index named: local search from the best-matching text units",
+    )

@@ -62,7 +62,9 @@ def _prompt(connection: duckdb.DuckDBPyConnection, snapshot: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="graphrag-sql", description="SQL over the published snapshot of the index (read-only).")
+    parser = argparse.ArgumentParser(
+        prog="graphrag-sql", description="SQL over the published snapshot of the index (read-only)."
+    )
     parser.add_argument("sql", nargs="*", help="statements to run (none: read them from stdin, or prompt)")
     parser.add_argument("--db", help="DuckDB index (env GRAPHRAG_DB, default data/graphrag.duckdb)")
     parser.add_argument("--path", action="store_true", help="print the snapshot's path and exit")

@@ -79,7 +79,10 @@ def settings_for(tmp_path):
     def make(input_dir: Path, **overrides) -> IndexSettings:
         # Built fresh each time: Dagster resources must not be derived with model_copy,
         # which changes the fields but not the config Dagster initialises them from.
-        values = {"database": str(tmp_path / "index" / "graphrag.duckdb"), "vectors": str(tmp_path / "index" / "lancedb")}
+        values = {
+            "database": str(tmp_path / "index" / "graphrag.duckdb"),
+            "vectors": str(tmp_path / "index" / "lancedb"),
+        }
         return IndexSettings.from_env({}, input_dir=str(input_dir), **(values | overrides))
 
     return make

@@ -4,12 +4,27 @@ the graph's automation conditions evaluated and what they request materialized."
 
 from __future__ import annotations
 
-from dagster import AddDynamicPartitionsRequest, AssetKey, DeleteDynamicPartitionsRequest, build_sensor_context, evaluate_automation_conditions
+from dagster import (
+    AddDynamicPartitionsRequest,
+    AssetKey,
+    DeleteDynamicPartitionsRequest,
+    build_sensor_context,
+    evaluate_automation_conditions,
+)
 
 from graphrag_assets.defs.build import build_definitions
 from graphrag_assets.defs.sensors import source_files_sensor
 
-GRAPH_ASSETS = ["text_units", "extractions", "entities", "relationships", "communities", "community_reports", "embeddings", "published_index"]
+GRAPH_ASSETS = [
+    "text_units",
+    "extractions",
+    "entities",
+    "relationships",
+    "communities",
+    "community_reports",
+    "embeddings",
+    "published_index",
+]
 
 
 class Daemon:
@@ -39,9 +54,16 @@ class Daemon:
                     self.instance.delete_dynamic_partition(request.partitions_def_name, key)
         for request in result.run_requests or []:
             job = self.defs.resolve_job_def(request.job_name)
-            run = job.execute_in_process(instance=self.instance, tags=request.tags, partition_key=request.partition_key, raise_on_error=False)
+            run = job.execute_in_process(
+                instance=self.instance, tags=request.tags, partition_key=request.partition_key, raise_on_error=False
+            )
             assert run.success or self.allow_failures, "a run failed"
-            self.runs.append((request.job_name, request.partition_key or f"{request.tags.get('dagster/asset_partition_range_start')}.."))
+            self.runs.append(
+                (
+                    request.job_name,
+                    request.partition_key or f"{request.tags.get('dagster/asset_partition_range_start')}..",
+                )
+            )
             if not run.success:
                 self.failed.append(self.runs[-1])
         self.sensor_cursor = result.cursor
@@ -56,10 +78,13 @@ class Daemon:
                 requested.setdefault(partition, []).append(asset)
         for corpus, assets in sorted(requested.items()):
             job = self.defs.resolve_implicit_global_asset_job_def()
-            run = job.execute_in_process(instance=self.instance, asset_selection=[AssetKey(a) for a in assets], partition_key=corpus, raise_on_error=False)
+            run = job.execute_in_process(
+                instance=self.instance,
+                asset_selection=[AssetKey(a) for a in assets],
+                partition_key=corpus,
+                raise_on_error=False,
+            )
             assert run.success or self.allow_failures, "a run failed"
             self.runs.append(("automation:" + ",".join(assets), corpus))
             if not run.success:
                 self.failed.append(self.runs[-1])
-
-

@@ -27,7 +27,28 @@ _NAME = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*\b|[\u4e00-\u9fff]{2,4}")
 # With ``capitals``: names written in capitals too ("SALTMARSH SQUARE"), as a model copies
 # them from headings, so one name has several written forms across text units.
 _NAME_OR_CAPITALS = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*\b|\b[A-Z]{2,}(?: [A-Z]{2,})*\b|[\u4e00-\u9fff]{2,4}")
-_SKIP = {"The", "A", "An", "In", "On", "At", "It", "He", "She", "They", "We", "I", "But", "And", "This", "That", "When", "After", "Since", "Later"}
+_SKIP = {
+    "The",
+    "A",
+    "An",
+    "In",
+    "On",
+    "At",
+    "It",
+    "He",
+    "She",
+    "They",
+    "We",
+    "I",
+    "But",
+    "And",
+    "This",
+    "That",
+    "When",
+    "After",
+    "Since",
+    "Later",
+}
 
 
 class _Server(ThreadingHTTPServer):
@@ -66,7 +87,10 @@ def scripted_answer(task: str, prompt: str, capitals: bool = False) -> dict | st
         if task == "glean":
             return {"entities": [], "relationships": []}  # nothing was missed
         names = _names(text, capitals=capitals)
-        entities = [{"name": n, "type": "PERSON" if " " in n else "ORGANIZATION", "description": f"{n} appears in the text."} for n in names]
+        entities = [
+            {"name": n, "type": "PERSON" if " " in n else "ORGANIZATION", "description": f"{n} appears in the text."}
+            for n in names
+        ]
         relationships = [
             {"source": a, "target": b, "description": f"{a} is mentioned with {b}.", "strength": 5}
             for a, b in zip(names, names[1:])
@@ -84,12 +108,18 @@ def scripted_answer(task: str, prompt: str, capitals: bool = False) -> dict | st
             if len(named) < 2:
                 continue
             year = re.search(r"\b(1[89]\d\d|20\d\d)\b", sentence)
-            claims.append({
-                "subject": named[0], "object": named[1], "type": "ASSOCIATION",
-                "status": "SUSPECTED" if re.search(r"\b(plans?|will|wants?|asked)\b", sentence) else "TRUE",
-                "start_date": f"{year.group(1)}-01-01" if year else None, "end_date": None,
-                "description": f"{named[0]} is linked to {named[1]}.", "source_text": sentence.strip(),
-            })
+            claims.append(
+                {
+                    "subject": named[0],
+                    "object": named[1],
+                    "type": "ASSOCIATION",
+                    "status": "SUSPECTED" if re.search(r"\b(plans?|will|wants?|asked)\b", sentence) else "TRUE",
+                    "start_date": f"{year.group(1)}-01-01" if year else None,
+                    "end_date": None,
+                    "description": f"{named[0]} is linked to {named[1]}.",
+                    "source_text": sentence.strip(),
+                }
+            )
         return {"claims": claims}
     if task == "summarize_descriptions":
         descriptions = [line[2:] for line in _section(prompt, "Descriptions").splitlines() if line.startswith("- ")]
@@ -98,7 +128,9 @@ def scripted_answer(task: str, prompt: str, capitals: bool = False) -> dict | st
         # Scripted judgement: two names are one entity when they share a whole word
         # ("Renn" / "Tobias Renn"), two when they do not ("Ellison" / "Ellisons").
         verdicts = []
-        for number, a, b in re.findall(r"^Pair (\d+)[^\n]*\nA: ([^\n]*?) \[[^\n]*\nB: ([^\n]*?) \[", _section(prompt, "Pairs"), re.M):
+        for number, a, b in re.findall(
+            r"^Pair (\d+)[^\n]*\nA: ([^\n]*?) \[[^\n]*\nB: ([^\n]*?) \[", _section(prompt, "Pairs"), re.M
+        ):
             shared = sorted(set(a.lower().split()) & set(b.lower().split()))
             reason = f"Both names contain '{shared[0]}'." if shared else "The names have no word in common."
             verdicts.append({"pair": int(number), "same": bool(shared), "reason": reason})
@@ -113,7 +145,13 @@ def scripted_answer(task: str, prompt: str, capitals: bool = False) -> dict | st
             "summary": f"A community around {', '.join(names)}.",
             "rating": 5.0,
             "rating_explanation": "Scripted rating.",
-            "findings": [{"summary": f"About {n}", "explanation": f"{n} is part of this community. [Data: Entities ({cited.get(n, 0)})]"} for n in (names * 5)[:5]],
+            "findings": [
+                {
+                    "summary": f"About {n}",
+                    "explanation": f"{n} is part of this community. [Data: Entities ({cited.get(n, 0)})]",
+                }
+                for n in (names * 5)[:5]
+            ],
         }
     if task == "global_map":
         return {"points": [{"description": "Scripted point. [Data: Reports (0)]", "score": 50}]}
@@ -122,7 +160,11 @@ def scripted_answer(task: str, prompt: str, capitals: bool = False) -> dict | st
     if task == "drift_local":
         asked = re.search(r"^Question: (.*)$", prompt, re.M)
         question = asked.group(1) if asked else "the question"
-        return {"answer": f"Scripted answer to: {question}", "follow_up_queries": [f"More on ({question})?"], "score": 50}
+        return {
+            "answer": f"Scripted answer to: {question}",
+            "follow_up_queries": [f"More on ({question})?"],
+            "score": 50,
+        }
     return {"answer": "Scripted answer."}
 
 
@@ -156,12 +198,14 @@ class FakeOpenAI:
         return f"http://{host}:{port}/v1"
 
     def completions(self, task: str | None = None) -> list[dict]:
-        return [r for r in self.requests if r["path"].endswith("/chat/completions") and (task is None or r["task"] == task)]
+        return [
+            r for r in self.requests if r["path"].endswith("/chat/completions") and (task is None or r["task"] == task)
+        ]
 
     def embedding_requests(self) -> list[dict]:
         return [r for r in self.requests if r["path"].endswith("/embeddings")]
 
-    def __enter__(self) -> "FakeOpenAI":
+    def __enter__(self) -> FakeOpenAI:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -207,23 +251,59 @@ class FakeOpenAI:
         }
         with self._lock:
             self.requests.append(record)
-            fault = next((f for f in self.faults if (f.match is None or f.match in prompt) and (f.path is None or path.endswith(f.path))), None)
+            fault = next(
+                (
+                    f
+                    for f in self.faults
+                    if (f.match is None or f.match in prompt) and (f.path is None or path.endswith(f.path))
+                ),
+                None,
+            )
             if fault is not None:
                 self.faults.remove(fault)
         if fault is not None and fault.body is None:
             headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
-            handler._send(fault.status, json.dumps({"error": {"message": "injected fault", "type": "server_error"}}), headers)
+            handler._send(
+                fault.status, json.dumps({"error": {"message": "injected fault", "type": "server_error"}}), headers
+            )
             return
         if path.endswith("/embeddings"):
             inputs = request["input"] if isinstance(request["input"], list) else [request["input"]]
-            data = [{"object": "embedding", "index": i, "embedding": self._vector(text)} for i, text in enumerate(inputs)]
+            data = [
+                {"object": "embedding", "index": i, "embedding": self._vector(text)} for i, text in enumerate(inputs)
+            ]
             latency = self.latency_seconds + self._jitter()
             time.sleep(latency)
-            record |= {"latency": latency, "prompt_tokens": 8 * len(inputs), "completion_tokens": 0, "finished": time.monotonic()}
-            handler._send(200, json.dumps({"object": "list", "data": data, "model": request.get("model"), "usage": {"prompt_tokens": 8 * len(inputs), "total_tokens": 8 * len(inputs)}}))
+            record |= {
+                "latency": latency,
+                "prompt_tokens": 8 * len(inputs),
+                "completion_tokens": 0,
+                "finished": time.monotonic(),
+            }
+            handler._send(
+                200,
+                json.dumps(
+                    {
+                        "object": "list",
+                        "data": data,
+                        "model": request.get("model"),
+                        "usage": {"prompt_tokens": 8 * len(inputs), "total_tokens": 8 * len(inputs)},
+                    }
+                ),
+            )
             return
         if request.get("stream") and request.get("stream_options") and self.stream_usage == "rejected":
-            handler._send(400, json.dumps({"error": {"message": "Unrecognized request argument supplied: stream_options", "type": "invalid_request_error"}}))
+            handler._send(
+                400,
+                json.dumps(
+                    {
+                        "error": {
+                            "message": "Unrecognized request argument supplied: stream_options",
+                            "type": "invalid_request_error",
+                        }
+                    }
+                ),
+            )
             return
         scripted = scripted_answer(record["task"] or "", prompt, capitals=self.capitals)
         answer = scripted if isinstance(scripted, str) else json.dumps(scripted, ensure_ascii=False)
@@ -240,7 +320,11 @@ class FakeOpenAI:
         message: dict = {"role": "assistant", "content": answer}
         if request.get("tools"):
             name = request["tools"][0]["function"]["name"]
-            message = {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": answer}}]}
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": answer}}],
+            }
         record["finished"] = time.monotonic()
         handler._send(
             200,
@@ -250,8 +334,18 @@ class FakeOpenAI:
                     "object": "chat.completion",
                     "created": int(time.time()),
                     "model": request.get("model", "fake"),
-                    "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if request.get("tools") else "stop"}],
-                    "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": message,
+                            "finish_reason": "tool_calls" if request.get("tools") else "stop",
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": completion_tokens,
+                        "total_tokens": prompt_tokens + completion_tokens,
+                    },
                 }
             ),
         )
@@ -263,9 +357,23 @@ class FakeOpenAI:
         ``[DONE]``. Records when the first chunk was sent and when the stream finished."""
         pieces = [answer[i : i + CHARACTERS_PER_TOKEN] for i in range(0, len(answer), CHARACTERS_PER_TOKEN)] or [""]
         pause = self.seconds_per_completion_token * record["completion_tokens"] / len(pieces)
-        head = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()), "model": request.get("model", "fake")}
+        head = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": request.get("model", "fake"),
+        }
         events = [
-            head | {"choices": [{"index": 0, "delta": {"role": "assistant", "content": piece} if i == 0 else {"content": piece}, "finish_reason": None}]}
+            head
+            | {
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {"role": "assistant", "content": piece} if i == 0 else {"content": piece},
+                        "finish_reason": None,
+                    }
+                ]
+            }
             for i, piece in enumerate(pieces)
         ]
         events.append(head | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})

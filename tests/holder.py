@@ -11,8 +11,13 @@ class Holder:
     """Another process with a read-only connection open on the live file."""
 
     def __init__(self, database: str):
-        code = "import duckdb, sys; c = duckdb.connect(sys.argv[1], read_only=True); print('open', flush=True); sys.stdin.read()"
-        self.process = subprocess.Popen([sys.executable, "-c", code, database], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        code = (
+            "import duckdb, sys; c = duckdb.connect(sys.argv[1], read_only=True); print('open', flush=True); "
+            "sys.stdin.read()"
+        )
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", code, database], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         assert self.process.stdout.readline().strip() == "open"
 
     def release(self) -> None:

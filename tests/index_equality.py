@@ -29,10 +29,16 @@ def reports_by_id(database: str) -> pl.DataFrame:
 
     def resolve(match: re.Match) -> str:
         numbers = [part.strip() for part in match.group(2).split(",")]
-        return f"{match.group(1)} ({', '.join(ids[match.group(1)].get(int(n), n) if n.isdigit() else n for n in numbers)})"
+        return (
+            f"{match.group(1)} ({', '.join(ids[match.group(1)].get(int(n), n) if n.isdigit() else n for n in numbers)})"
+        )
 
-    reports = table(database, "SELECT id, title, summary, rank, full_content, generated_by FROM community_reports ORDER BY id")
-    return reports.with_columns(pl.col("full_content").map_elements(lambda text: _CITATION.sub(resolve, text), return_dtype=pl.String))
+    reports = table(
+        database, "SELECT id, title, summary, rank, full_content, generated_by FROM community_reports ORDER BY id"
+    )
+    return reports.with_columns(
+        pl.col("full_content").map_elements(lambda text: _CITATION.sub(resolve, text), return_dtype=pl.String)
+    )
 
 
 def assert_same_index(incremental: str, rebuilt: str) -> None:
@@ -41,7 +47,8 @@ def assert_same_index(incremental: str, rebuilt: str) -> None:
         "relationships": "SELECT id, source, target, weight, description, text_unit_ids FROM relationships ORDER BY id",
         "text_units": "SELECT id, document_id, text, entity_ids, relationship_ids FROM text_units ORDER BY id",
         "communities": (
-            "SELECT c.id, c.level, c.entity_ids, c.relationship_ids, c.text_unit_ids, p.id AS parent_id FROM communities c "
+            "SELECT c.id, c.level, c.entity_ids, c.relationship_ids, c.text_unit_ids, p.id AS parent_id FROM "
+            "communities c "
             "LEFT JOIN communities p ON p.community = c.parent AND p.corpus = c.corpus ORDER BY c.id"
         ),
         "embeddings": "SELECT kind, id, content_hash, model, vector FROM embeddings ORDER BY kind, id",
@@ -51,5 +58,9 @@ def assert_same_index(incremental: str, rebuilt: str) -> None:
             key = mine.columns[:2] if name == "embeddings" else mine.columns[:1]
             only_mine = mine.join(theirs, on=mine.columns[: len(key)], how="anti").select(key).rows()
             only_theirs = theirs.join(mine, on=mine.columns[: len(key)], how="anti").select(key).rows()
-            raise AssertionError(f"{name} differ from a full rebuild: only incremental {only_mine[:5]}, only rebuilt {only_theirs[:5]}, {mine.height} vs {theirs.height} rows")
+            raise AssertionError(
+                f"{name} differ from a full rebuild: only incremental {only_mine[:5]}, only rebuilt "
+                f"{only_theirs[:5]}, "
+                f"{mine.height} vs {theirs.height} rows"
+            )
     assert reports_by_id(incremental).equals(reports_by_id(rebuilt)), "community reports differ from a full rebuild"

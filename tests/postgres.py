@@ -53,12 +53,27 @@ class PostgresServer:
     def start(self) -> PostgresServer:
         subprocess.run(
             ["initdb", "-D", str(self.data), "-U", USER, "--auth=trust", "--encoding=UTF8", "--no-sync"],
-            check=True, capture_output=True, **self._as_owner(),
+            check=True,
+            capture_output=True,
+            **self._as_owner(),
         )
         self.process = subprocess.Popen(
-            ["postgres", "-D", str(self.data), "-p", str(self.port), "-k", str(self.data),
-             "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"],
-            stdout=subprocess.DEVNULL, stderr=(self.root / "server.log").open("w"), **self._as_owner(),
+            [
+                "postgres",
+                "-D",
+                str(self.data),
+                "-p",
+                str(self.port),
+                "-k",
+                str(self.data),
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                "fsync=off",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=(self.root / "server.log").open("w"),
+            **self._as_owner(),
         )
         deadline = time.monotonic() + 60
         while True:
@@ -67,7 +82,9 @@ class PostgresServer:
                 return self
             except psycopg2.OperationalError:
                 if self.process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"PostgreSQL did not start: {(self.root / 'server.log').read_text()[-2000:]}") from None
+                    raise RuntimeError(
+                        f"PostgreSQL did not start: {(self.root / 'server.log').read_text()[-2000:]}"
+                    ) from None
                 time.sleep(0.2)
 
     def connection(self, database: str) -> dict:
@@ -75,8 +92,13 @@ class PostgresServer:
 
     def environment(self, database: str) -> dict[str, str]:
         """The DAGSTER_PG_* variables deploy/postgres/dagster.yaml reads."""
-        return {"DAGSTER_PG_HOST": "127.0.0.1", "DAGSTER_PG_PORT": str(self.port), "DAGSTER_PG_USER": USER,
-                "DAGSTER_PG_PASSWORD": "", "DAGSTER_PG_DB": database}
+        return {
+            "DAGSTER_PG_HOST": "127.0.0.1",
+            "DAGSTER_PG_PORT": str(self.port),
+            "DAGSTER_PG_USER": USER,
+            "DAGSTER_PG_PASSWORD": "",
+            "DAGSTER_PG_DB": database,
+        }
 
     def create_database(self, name: str) -> str:
         with closing(psycopg2.connect(**self.connection("postgres"))) as connection:

@@ -76,7 +76,11 @@ def test_repeated_chunk_inside_one_document_gets_distinct_ids():
 
 @pytest.mark.parametrize(
     "kwargs, setting",
-    [({"size": 0}, "GRAPHRAG_CHUNK_SIZE"), ({"size": 100, "overlap": 100}, "GRAPHRAG_CHUNK_OVERLAP"), ({"mode": "pages"}, "mode")],
+    [
+        ({"size": 0}, "GRAPHRAG_CHUNK_SIZE"),
+        ({"size": 100, "overlap": 100}, "GRAPHRAG_CHUNK_OVERLAP"),
+        ({"mode": "pages"}, "mode"),
+    ],
 )
 def test_invalid_chunking_settings_name_the_setting(kwargs, setting):
     with pytest.raises(ValueError, match=setting):

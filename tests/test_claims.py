@@ -19,7 +19,19 @@ from graphrag_query import IndexReader, local_search
 
 from .fake_openai import Fault
 
-CLAIM_COLUMNS = ["id", "human_readable_id", "subject", "object", "type", "status", "start_date", "end_date", "description", "source_text", "text_unit_id"]
+CLAIM_COLUMNS = [
+    "id",
+    "human_readable_id",
+    "subject",
+    "object",
+    "type",
+    "status",
+    "start_date",
+    "end_date",
+    "description",
+    "source_text",
+    "text_unit_id",
+]
 
 
 def _frame(settings, query: str) -> pl.DataFrame:
@@ -48,7 +60,10 @@ def test_claims_off_by_default_then_on_through_the_whole_asset_graph(fake_llm, i
     settings, report = index(input_dir)
     assert not report.failed_runs and _tasks(fake_llm)["extract_claims"] == 0
     assert _frame(settings, "SELECT count(*) AS n FROM covariates")["n"][0] == 0
-    assert all("-----Claims-----\n" + CLAIM_HEADER + "\n\n" in r["body"]["messages"][0]["content"] for r in fake_llm.completions("community_report"))
+    assert all(
+        "-----Claims-----\n" + CLAIM_HEADER + "\n\n" in r["body"]["messages"][0]["content"]
+        for r in fake_llm.completions("community_report")
+    )
     off = local_search("What did Clara Okafor do?", reader=IndexReader(settings.database))
     assert off.context["claims"].is_empty() and off.context["claims"].columns == CLAIM_COLUMNS
 
@@ -75,7 +90,10 @@ def test_claims_off_by_default_then_on_through_the_whole_asset_graph(fake_llm, i
     assert claims["id"].n_unique() == claims["human_readable_id"].n_unique() == claims.height
     # Subjects are entity names as extracted in their own text unit.
     extracted = _frame(settings, "SELECT text_unit_id, title FROM extracted_entities")
-    assert claims.join(extracted, left_on=["text_unit_id", "subject_id"], right_on=["text_unit_id", "title"]).height == claims.height
+    assert (
+        claims.join(extracted, left_on=["text_unit_id", "subject_id"], right_on=["text_unit_id", "title"]).height
+        == claims.height
+    )
 
     # Read, every subject is an entity of the graph; a merged name reads as the entity it
     # was merged into, under the title the graph gave it.
@@ -87,7 +105,11 @@ def test_claims_off_by_default_then_on_through_the_whole_asset_graph(fake_llm, i
     merges = _frame(settings, "SELECT title, merged_into_title FROM entity_merges WHERE NOT rejected")
     merged = claims.join(merges, left_on="subject_id", right_on="title")
     assert merged.height > 0
-    assert resolved.join(merged.select("id", "merged_into_title"), on="id").filter(pl.col("subject_id") != pl.col("merged_into_title")).is_empty()
+    assert (
+        resolved.join(merged.select("id", "merged_into_title"), on="id")
+        .filter(pl.col("subject_id") != pl.col("merged_into_title"))
+        .is_empty()
+    )
 
     # Reports: each community's context holds claims about its own members only.
     claim_lines = {claim_line(c) for c in resolved.iter_rows(named=True)}
@@ -124,7 +146,12 @@ def test_claims_off_by_default_then_on_through_the_whole_asset_graph(fake_llm, i
     _, deleted = index(input_dir)
     assert deleted.plan.deleted == ["default/calder_shipping.txt"]
     assert claims.filter(pl.col("source_partition") == "default/calder_shipping.txt").height > 0
-    assert _frame(settings, "SELECT count(*) AS n FROM covariates WHERE source_partition = 'default/calder_shipping.txt'")["n"][0] == 0
+    assert (
+        _frame(settings, "SELECT count(*) AS n FROM covariates WHERE source_partition = 'default/calder_shipping.txt'")[
+            "n"
+        ][0]
+        == 0
+    )
     assert _frame(settings, "SELECT count(*) AS n FROM covariates")["n"][0] > 0
     remaining = set(IndexReader(settings.database).claims["text_unit_id"])
     assert remaining and remaining <= set(_frame(settings, "SELECT id FROM text_units")["id"])
@@ -142,9 +169,18 @@ def test_a_failed_claim_call_is_recorded_checked_and_retried_alone(fake_llm, inp
     unit, scope = failures["item_id"][0], failures["scope"][0]
     # The unit's graph records are there, its claims are not, its source is not complete.
     assert _frame(settings, f"SELECT count(*) AS n FROM extracted_entities WHERE text_unit_id = '{unit}'")["n"][0] > 0
-    assert _frame(settings, f"SELECT count(*) AS n FROM sources WHERE source_partition = '{scope}' AND settings_hash IS NOT NULL")["n"][0] == 0
+    assert (
+        _frame(
+            settings,
+            f"SELECT count(*) AS n FROM sources WHERE source_partition = '{scope}' AND settings_hash IS NOT NULL",
+        )["n"][0]
+        == 0
+    )
     key = AssetCheckKey(AssetKey("extractions"), "extraction_calls_succeeded")
-    assert instance.event_log_storage.get_latest_asset_check_execution_by_key([key])[key].status == AssetCheckExecutionRecordStatus.FAILED
+    assert (
+        instance.event_log_storage.get_latest_asset_check_execution_by_key([key])[key].status
+        == AssetCheckExecutionRecordStatus.FAILED
+    )
 
     before = _tasks(fake_llm)
     _, retry = index(input_dir)
@@ -153,17 +189,59 @@ def test_a_failed_claim_call_is_recorded_checked_and_retried_alone(fake_llm, inp
     # Only the failed call is made again (then the reports its new claims enter are rewritten).
     assert (new["extract_claims"], new["extract_graph"], new["glean"]) == (1, 0, 0)
     assert _frame(settings, "SELECT count(*) AS n FROM llm_failures")["n"][0] == 0
-    assert _frame(settings, f"SELECT count(*) AS n FROM sources WHERE source_partition = '{scope}' AND settings_hash IS NOT NULL")["n"][0] == 1
+    assert (
+        _frame(
+            settings,
+            f"SELECT count(*) AS n FROM sources WHERE source_partition = '{scope}' AND settings_hash IS NOT NULL",
+        )["n"][0]
+        == 1
+    )
 
 
 def _claims_frame() -> pl.DataFrame:
     unit = {"id": "u1", "corpus": "c", "source_partition": "c/a.txt"}
     raw = [
-        {"subject": "Entity 1", "object": "Entity 0", "type": "funding", "status": "TRUE", "description": "Entity 1 funds Entity 0.", "source_text": "..."},
-        {"subject": "ENTITY 0", "object": "none", "type": "plan", "status": "SUSPECTED", "start_date": "2024-01-01", "description": "Entity 0 plans a pier.", "source_text": "..."},
-        {"subject": "Ent. 0", "object": None, "type": "plan", "status": "FALSE", "description": "Ent. 0 denies the pier.", "source_text": "..."},
-        {"subject": "Entity 9", "object": None, "type": "award", "status": "TRUE", "description": "Entity 9 won a prize.", "source_text": "..."},
-        {"subject": " ", "object": None, "type": "x", "status": "TRUE", "description": "no subject", "source_text": "..."},
+        {
+            "subject": "Entity 1",
+            "object": "Entity 0",
+            "type": "funding",
+            "status": "TRUE",
+            "description": "Entity 1 funds Entity 0.",
+            "source_text": "...",
+        },
+        {
+            "subject": "ENTITY 0",
+            "object": "none",
+            "type": "plan",
+            "status": "SUSPECTED",
+            "start_date": "2024-01-01",
+            "description": "Entity 0 plans a pier.",
+            "source_text": "...",
+        },
+        {
+            "subject": "Ent. 0",
+            "object": None,
+            "type": "plan",
+            "status": "FALSE",
+            "description": "Ent. 0 denies the pier.",
+            "source_text": "...",
+        },
+        {
+            "subject": "Entity 9",
+            "object": None,
+            "type": "award",
+            "status": "TRUE",
+            "description": "Entity 9 won a prize.",
+            "source_text": "...",
+        },
+        {
+            "subject": " ",
+            "object": None,
+            "type": "x",
+            "status": "TRUE",
+            "description": "no subject",
+            "source_text": "...",
+        },
     ]
     rows = claim_records(unit, raw + raw[:1], {"entity 0": "Entity 0"})
     return pl.DataFrame([row | {"human_readable_id": i} for i, row in enumerate(rows)])
@@ -172,9 +250,16 @@ def _claims_frame() -> pl.DataFrame:
 def test_claim_records_use_extracted_names_and_resolve_through_merges():
     claims = _claims_frame()
     assert claims.height == 4  # the repeat and the claim without a subject are dropped
-    assert sorted(claims["subject_id"]) == ["Ent. 0", "Entity 0", "Entity 1", "Entity 9"]  # "ENTITY 0" takes the unit's title
+    assert sorted(claims["subject_id"]) == [
+        "Ent. 0",
+        "Entity 0",
+        "Entity 1",
+        "Entity 9",
+    ]  # "ENTITY 0" takes the unit's title
     assert claims.filter(pl.col("type") == "PLAN")["object_id"].to_list() == [None, None]
-    entities = pl.DataFrame({"id": ["e0", "e1"], "title": ["Entity 0", "Entity 1"], "name_key": ["entity 0", "entity 1"]})
+    entities = pl.DataFrame(
+        {"id": ["e0", "e1"], "title": ["Entity 0", "Entity 1"], "name_key": ["entity 0", "entity 1"]}
+    )
     merges = pl.DataFrame({"name_key": ["ent 0"], "merged_into_key": ["entity 0"], "rejected": [False]})
     resolved = resolve_claims(claims, entities, merges).sort("description")
     assert resolved.select("subject_id", "subject_entity_id", "object_entity_id").rows() == [
@@ -194,8 +279,22 @@ def test_report_context_holds_members_claims_in_content_order_within_budget():
         pl.DataFrame({"id": ["e0", "e1"], "title": ["Entity 0", "Entity 1"], "name_key": ["entity 0", "entity 1"]}),
         pl.DataFrame({"name_key": ["ent 0"], "merged_into_key": ["entity 0"], "rejected": [False]}),
     )
-    entities = {f"e{i}": {"id": f"e{i}", "human_readable_id": i, "title": f"Entity {i}", "description": "Described."} for i in range(3)}
-    relationships = {"r0": {"id": "r0", "human_readable_id": 0, "source": "Entity 0", "target": "Entity 2", "source_id": "e0", "target_id": "e2", "description": "Linked.", "weight": 1.0}}
+    entities = {
+        f"e{i}": {"id": f"e{i}", "human_readable_id": i, "title": f"Entity {i}", "description": "Described."}
+        for i in range(3)
+    }
+    relationships = {
+        "r0": {
+            "id": "r0",
+            "human_readable_id": 0,
+            "source": "Entity 0",
+            "target": "Entity 2",
+            "source_id": "e0",
+            "target_id": "e2",
+            "description": "Linked.",
+            "weight": 1.0,
+        }
+    }
     community = {"community": 1, "entity_ids": ["e0", "e2"], "relationship_ids": ["r0"], "children": []}
 
     def by_entity(frame):

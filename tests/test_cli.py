@@ -35,7 +35,9 @@ def test_christmas_carol_index_meets_the_bar_and_its_checks_pass(dagster_home, t
         unreported = connection.execute(
             "SELECT count(*) FROM communities c ANTI JOIN community_reports r USING (corpus, community)"
         ).fetchone()[0]
-        reports, communities = connection.execute("SELECT (SELECT count(*) FROM community_reports), (SELECT count(*) FROM communities)").fetchone()
+        reports, communities = connection.execute(
+            "SELECT (SELECT count(*) FROM community_reports), (SELECT count(*) FROM communities)"
+        ).fetchone()
         kinds = connection.execute("SELECT count(DISTINCT kind) FROM embeddings").fetchone()[0]
     assert entities >= 100
     assert levels >= 2
@@ -69,11 +71,20 @@ def test_invalid_setting_is_named(dagster_home, tmp_path):
 
 
 def test_dry_run_estimates_llm_work_and_changes_nothing(dagster_home, tmp_path):
-    result = _run(["--dry-run"], dagster_home, tmp_path, GRAPHRAG_LLM_MODEL="some-model", GRAPHRAG_LLM_BASE_URL="http://127.0.0.1:9/v1", GRAPHRAG_GLEANINGS="1")
+    result = _run(
+        ["--dry-run"],
+        dagster_home,
+        tmp_path,
+        GRAPHRAG_LLM_MODEL="some-model",
+        GRAPHRAG_LLM_BASE_URL="http://127.0.0.1:9/v1",
+        GRAPHRAG_GLEANINGS="1",
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "dry run: 7 new, 0 changed, 0 deleted source(s); 13 text units" in result.stdout
     assert "LLM extraction: at most 26 calls" in result.stdout  # 13 units x (1 + 1 gleaning)
-    assert "embeddings" not in result.stdout and "communities now" not in result.stdout  # no embedding model, no graph yet
+    assert (
+        "embeddings" not in result.stdout and "communities now" not in result.stdout
+    )  # no embedding model, no graph yet
     os.environ["DAGSTER_HOME"] = str(dagster_home)
     with DagsterInstance.get() as instance:
         assert instance.get_runs() == [] and instance.get_dynamic_partitions("sources") == []
@@ -85,8 +96,14 @@ def test_dry_run_bounds_embeddings_and_reports_by_what_the_corpus_holds(dagster_
     folder = tmp_path / "input"
     shutil.copytree(SAMPLE_CORPUS, folder)
     assert _run(["--input", str(folder)], dagster_home, tmp_path).returncode == 0
-    (folder / "default" / "new_notes.txt").write_text("Mara Ellison and Tobias Renn opened the Beacon Point lab.\n", encoding="utf-8")
-    llm = {"GRAPHRAG_LLM_MODEL": "some-model", "GRAPHRAG_EMBEDDING_MODEL": "some-embedder", "GRAPHRAG_LLM_BASE_URL": "http://127.0.0.1:9/v1"}
+    (folder / "default" / "new_notes.txt").write_text(
+        "Mara Ellison and Tobias Renn opened the Beacon Point lab.\n", encoding="utf-8"
+    )
+    llm = {
+        "GRAPHRAG_LLM_MODEL": "some-model",
+        "GRAPHRAG_EMBEDDING_MODEL": "some-embedder",
+        "GRAPHRAG_LLM_BASE_URL": "http://127.0.0.1:9/v1",
+    }
     result = _run(["--input", str(folder), "--dry-run"], dagster_home, tmp_path, **llm)
     assert result.returncode == 0, result.stderr[-2000:]
     with duckdb.connect(str(tmp_path / "out" / "index.duckdb"), read_only=True) as connection:

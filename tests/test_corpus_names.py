@@ -22,7 +22,9 @@ BAD_NAMES = ["a/../../outside", "../x", "/abs", "..", ".", "", "a\\b", "new\nlin
 def layout(tmp_path):
     """<tmp>/in/a/note.txt to index, and <tmp>/outside/secret.txt beside the input folder."""
     (tmp_path / "in" / "a").mkdir(parents=True)
-    (tmp_path / "in" / "a" / "note.txt").write_text("Mara Ellison met Tobias Renn at the Harbor Institute.", encoding="utf-8")
+    (tmp_path / "in" / "a" / "note.txt").write_text(
+        "Mara Ellison met Tobias Renn at the Harbor Institute.", encoding="utf-8"
+    )
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "secret.txt").write_text(SECRET, encoding="utf-8")
     return tmp_path
@@ -43,7 +45,18 @@ def test_one_folder_name_is_a_corpus_name(name):
 @pytest.mark.parametrize("name", ["a/../../outside", "../outside", "/abs", "..", "a\\b", "x\ny", "nul\x00"])
 def test_cli_refuses_a_traversal_corpus_with_exit_2_and_reads_nothing(layout, dagster_home, capsys, name):
     database = layout / "out" / "index.duckdb"
-    status = main(["--input", str(layout / "in"), "--corpus", name, "--db", str(database), "--vectors", str(layout / "out" / "lancedb")])
+    status = main(
+        [
+            "--input",
+            str(layout / "in"),
+            "--corpus",
+            name,
+            "--db",
+            str(database),
+            "--vectors",
+            str(layout / "out" / "lancedb"),
+        ]
+    )
     error = capsys.readouterr().err
     assert status == 2
     assert "invalid setting: GRAPHRAG_CORPUS (--corpus)" in error and repr(name) in error
@@ -54,7 +67,9 @@ def test_environment_corpus_is_validated_too(layout, dagster_home, capsys, monke
     monkeypatch.setenv("GRAPHRAG_CORPUS", "../outside")
     status = main(["--input", str(layout / "in"), "--db", str(layout / "out" / "index.duckdb")])
     assert status == 2
-    assert "invalid setting: GRAPHRAG_CORPUS (--corpus) '../outside' is not a valid corpus name" in capsys.readouterr().err
+    assert (
+        "invalid setting: GRAPHRAG_CORPUS (--corpus) '../outside' is not a valid corpus name" in capsys.readouterr().err
+    )
 
 
 @pytest.mark.parametrize("folder", ["back\\slash", "bell\x07"])
@@ -63,11 +78,25 @@ def test_a_folder_whose_name_is_no_corpus_name_is_named_and_not_indexed(layout, 
     (layout / "in" / folder / "doc.txt").write_text("Clara Okafor sailed to Port Calder.", encoding="utf-8")
     with pytest.raises(InputError, match="folder name .* is not a valid corpus name"):
         discover_sources(layout / "in")
-    status = main(["--input", str(layout / "in"), "--db", str(layout / "out" / "index.duckdb"), "--vectors", str(layout / "out" / "lancedb")])
+    status = main(
+        [
+            "--input",
+            str(layout / "in"),
+            "--db",
+            str(layout / "out" / "index.duckdb"),
+            "--vectors",
+            str(layout / "out" / "lancedb"),
+        ]
+    )
     assert status == 2
-    assert f"graphrag-index: {layout / 'in' / folder}: folder name {folder!r} is not a valid corpus name" in capsys.readouterr().err
+    assert (
+        f"graphrag-index: {layout / 'in' / folder}: folder name {folder!r} is not a valid corpus name"
+        in capsys.readouterr().err
+    )
     # Forced into one corpus, the folder's name is only a path inside it.
-    assert [s.partition_key for s in discover_sources(layout / "in", "all")] == sorted(["all/a/note.txt", f"all/{folder}/doc.txt"])
+    assert [s.partition_key for s in discover_sources(layout / "in", "all")] == sorted(
+        ["all/a/note.txt", f"all/{folder}/doc.txt"]
+    )
 
 
 def test_partition_keys_from_the_ui_never_read_outside_the_input_folder(layout, instance, settings_for):
@@ -79,7 +108,9 @@ def test_partition_keys_from_the_ui_never_read_outside_the_input_folder(layout, 
     refused = {
         "../outside/secret.txt": "not a source partition key: corpus '..'",
         "a/../../outside/secret.txt": "must be relative, without empty, '.' or '..' parts",
-        f"{layout / 'outside' / 'secret.txt'}": "not a source partition key: corpus '' is not a valid corpus name: it is empty",
+        f"{layout / 'outside' / 'secret.txt'}": (
+            "not a source partition key: corpus '' is not a valid corpus name: it is empty"
+        ),
         "a//secret.txt": "must be relative",
         "no-slash": "must be relative",
         "a/door/secret.txt": "outside the input folder",
@@ -88,7 +119,9 @@ def test_partition_keys_from_the_ui_never_read_outside_the_input_folder(layout, 
     instance.add_dynamic_partitions("sources", ["a/note.txt", *refused])
     job = build_definitions(settings).resolve_implicit_global_asset_job_def()
     for key in ["a/note.txt", *refused]:
-        assert job.execute_in_process(instance=instance, asset_selection=[AssetKey("documents")], partition_key=key).success
+        assert job.execute_in_process(
+            instance=instance, asset_selection=[AssetKey("documents")], partition_key=key
+        ).success
     with duckdb.connect(settings.database, read_only=True) as connection:
         documents = connection.execute("SELECT source_partition, text FROM documents").fetchall()
         errors = dict(connection.execute("SELECT source_partition, error FROM source_errors").fetchall())

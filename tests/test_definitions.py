@@ -31,7 +31,8 @@ def test_all_six_index_artifacts_are_partitioned_assets():
 def test_lineage_edges():
     graph = _graph()
     parents = {
-        name: {key.path[-1] for key in graph.get(AssetKey(name)).parent_keys} for name in ARTIFACTS + ["extractions", "published_index"]
+        name: {key.path[-1] for key in graph.get(AssetKey(name)).parent_keys}
+        for name in ARTIFACTS + ["extractions", "published_index"]
     }
     assert parents == {
         "text_units": {"documents"},
@@ -95,5 +96,9 @@ def test_the_live_mode_is_on_wherever_the_daemon_runs_and_every_run_is_one_proce
         "consistency_sensor": DefaultSensorStatus.RUNNING,
     }
     # "Materialize all" in the UI and automation use the implicit asset job: one process too.
-    for job in [defs.resolve_job_def("build_graph"), defs.resolve_job_def("index_sources"), defs.resolve_implicit_global_asset_job_def()]:
+    for job in [
+        defs.resolve_job_def("build_graph"),
+        defs.resolve_job_def("index_sources"),
+        defs.resolve_implicit_global_asset_job_def(),
+    ]:
         assert job.executor_def.name == "in_process", job.name

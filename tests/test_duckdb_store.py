@@ -73,17 +73,31 @@ def test_tables_are_plain_sql_with_graphrag_column_names(store):
             table: [row[0] for row in connection.execute(f"DESCRIBE {table}").fetchall()]
             for table in ["entities", "relationships", "communities", "community_reports", "text_units"]
         }
-    assert columns["entities"][:9] == ["id", "human_readable_id", "title", "type", "description", "text_unit_ids", "frequency", "degree", "corpus"]
+    assert columns["entities"][:9] == [
+        "id",
+        "human_readable_id",
+        "title",
+        "type",
+        "description",
+        "text_unit_ids",
+        "frequency",
+        "degree",
+        "corpus",
+    ]
     assert {"source", "target", "weight", "combined_degree", "text_unit_ids"} <= set(columns["relationships"])
-    assert {"community", "level", "parent", "children", "entity_ids", "relationship_ids", "size", "period"} <= set(columns["communities"])
-    assert {"summary", "full_content", "rank", "rating_explanation", "findings", "full_content_json"} <= set(columns["community_reports"])
+    assert {"community", "level", "parent", "children", "entity_ids", "relationship_ids", "size", "period"} <= set(
+        columns["communities"]
+    )
+    assert {"summary", "full_content", "rank", "rating_explanation", "findings", "full_content_json"} <= set(
+        columns["community_reports"]
+    )
     assert {"text", "n_tokens", "document_id", "entity_ids", "relationship_ids"} <= set(columns["text_units"])
 
 
 def test_an_index_from_an_older_version_gains_new_columns_and_keeps_its_rows(tmp_path):
     path = tmp_path / "old.duckdb"
     with duckdb.connect(str(path)) as connection:
-        connection.execute('CREATE TABLE community_reports (id VARCHAR, corpus VARCHAR, title VARCHAR)')
+        connection.execute("CREATE TABLE community_reports (id VARCHAR, corpus VARCHAR, title VARCHAR)")
         connection.execute("INSERT INTO community_reports VALUES ('r1', 'c', 'Old report')")
     IndexStore(path).ensure_schema()
     with duckdb.connect(str(path), read_only=True) as connection:

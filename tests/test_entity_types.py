@@ -25,7 +25,16 @@ KINDS = ("PERSON", "GEO", "ORGANIZATION", "EVENT", "WORK")
 def _extracted_type(row: dict) -> str:
     """The type extraction gives the labelled name in its sentence (a title, in its article)."""
     text = f"{row['title']}\n\n{row['sentence']}" if row["title"] else row["sentence"]
-    units = pl.DataFrame({"id": ["u"], "document_id": ["d"], "chunk_index": [0], "corpus": ["c"], "source_partition": ["c/p.jsonl"], "text": [text]})
+    units = pl.DataFrame(
+        {
+            "id": ["u"],
+            "document_id": ["d"],
+            "chunk_index": [0],
+            "corpus": ["c"],
+            "source_partition": ["c/p.jsonl"],
+            "text": [text],
+        }
+    )
     entities, _ = extract_offline(units, {"d": row["title"]} if row["title"] else None)
     found = entities.filter(pl.col("name_key") == name_key(row["name"]))
     return found["type"][0] if found.height else "MISSING"
@@ -57,38 +66,74 @@ def _types(sentence: str) -> dict[str, str]:
         ("Marufabad is a village in Iran.", {"Marufabad": "GEO", "Iran": "GEO"}),
         ("Skin, an English singer, left Skunk Anansie.", {"Skin": "PERSON", "Skunk Anansie": "OTHER"}),
         # ... but only of the sentence's subject: the museum in Trondheim is not Trondheim.
-        ("The NTNU University Museum in Trondheim is one of seven museums.", {"NTNU University Museum": "ORGANIZATION", "Trondheim": "GEO"}),
+        (
+            "The NTNU University Museum in Trondheim is one of seven museums.",
+            {"NTNU University Museum": "ORGANIZATION", "Trondheim": "GEO"},
+        ),
         # Life dates.
         ("Teutberga( died 11 November 875) married Lothair II.", {"Teutberga": "PERSON", "Lothair II": "PERSON"}),
         ("Lucio Dalla (4 March 1943 – 1 March 2012) sang.", {"Lucio Dalla": "PERSON"}),
         # Cues before a name, and the list they head.
-        ("It stars Gyula Gál, Lajos Kemenes and Leopold Kramer.", dict.fromkeys(["Gyula Gál", "Lajos Kemenes", "Leopold Kramer"], "PERSON")),
+        (
+            "It stars Gyula Gál, Lajos Kemenes and Leopold Kramer.",
+            dict.fromkeys(["Gyula Gál", "Lajos Kemenes", "Leopold Kramer"], "PERSON"),
+        ),
         ("He was born in Stuttgart and died in Piešťany.", {"Stuttgart": "GEO", "Piešťany": "GEO"}),
-        ("He plays for CD Numancia and studied at Salamanca.", {"CD Numancia": "ORGANIZATION", "Salamanca": "ORGANIZATION"}),
+        (
+            "He plays for CD Numancia and studied at Salamanca.",
+            {"CD Numancia": "ORGANIZATION", "Salamanca": "ORGANIZATION"},
+        ),
         ("He fought during World War II.", {"World War II": "EVENT"}),
         ("It was written by Iván Siklósi, born 1900 in Abony.", {"Iván Siklósi": "PERSON", "Abony": "GEO"}),
         # A style names its place, and a person with it is titled both ways.
         (
             "Hugh was the son of Richard of Autun, Duke of Burgundy, and Adelaide of Auxerre.",
-            {"Hugh": "PERSON", "Richard of Autun": "PERSON", "Richard of Autun, Duke of Burgundy": "PERSON", "Burgundy": "GEO", "Adelaide of Auxerre": "PERSON"},
+            {
+                "Hugh": "PERSON",
+                "Richard of Autun": "PERSON",
+                "Richard of Autun, Duke of Burgundy": "PERSON",
+                "Burgundy": "GEO",
+                "Adelaide of Auxerre": "PERSON",
+            },
         ),
         ("He was President of the Balearic Islands.", {"Balearic Islands": "GEO"}),
         # Honorifics: dropped or kept, they make a person; not of a university or a county.
-        ("Dr. Tobias Renn met Princess Yolanda of Savoy.", {"Tobias Renn": "PERSON", "Princess Yolanda of Savoy": "PERSON"}),
+        (
+            "Dr. Tobias Renn met Princess Yolanda of Savoy.",
+            {"Tobias Renn": "PERSON", "Princess Yolanda of Savoy": "PERSON"},
+        ),
         ("Duke University rents space in King County.", {"Duke University": "ORGANIZATION", "King County": "GEO"}),
         # Head words of names.
-        ("Jive Records paid the Girls' Schools Association.", {"Jive Records": "ORGANIZATION", "Girls' Schools Association": "ORGANIZATION"}),
-        ("The film was entered into the 42nd Berlin International Film Festival.", {"42nd Berlin International Film Festival": "EVENT"}),
-        ("They sailed to Central Norway and the Fatimid Caliphate.", {"Central Norway": "GEO", "Fatimid Caliphate": "GEO"}),
+        (
+            "Jive Records paid the Girls' Schools Association.",
+            {"Jive Records": "ORGANIZATION", "Girls' Schools Association": "ORGANIZATION"},
+        ),
+        (
+            "The film was entered into the 42nd Berlin International Film Festival.",
+            {"42nd Berlin International Film Festival": "EVENT"},
+        ),
+        (
+            "They sailed to Central Norway and the Fatimid Caliphate.",
+            {"Central Norway": "GEO", "Fatimid Caliphate": "GEO"},
+        ),
         # Nouns before a name, possessives, quoted titles.
-        ("He is the father of actor Dhanush and director Selvaraghavan.", {"Dhanush": "PERSON", "Selvaraghavan": "PERSON"}),
-        ("It adapts Selma Lagerlöf's novel, as the band Red Hot Chili Peppers did.", {"Selma Lagerlöf": "PERSON", "Red Hot Chili Peppers": "ORGANIZATION"}),
+        (
+            "He is the father of actor Dhanush and director Selvaraghavan.",
+            {"Dhanush": "PERSON", "Selvaraghavan": "PERSON"},
+        ),
+        (
+            "It adapts Selma Lagerlöf's novel, as the band Red Hot Chili Peppers did.",
+            {"Selma Lagerlöf": "PERSON", "Red Hot Chili Peppers": "ORGANIZATION"},
+        ),
         (
             'Her films include "Aldri annet enn bråk" (1954) and the film "Interview with a Hitman".',
             {"Aldri annet enn bråk": "WORK", "Interview with a Hitman": "WORK"},
         ),
         # A region after a comma, then the place gazetteer.
-        ("Ertem Eğilmez died in a hospital of Trabzon, Turkey.", {"Ertem Eğilmez": "PERSON", "Trabzon": "GEO", "Turkey": "GEO"}),
+        (
+            "Ertem Eğilmez died in a hospital of Trabzon, Turkey.",
+            {"Ertem Eğilmez": "PERSON", "Trabzon": "GEO", "Turkey": "GEO"},
+        ),
         ("Kraków welcomed them.", {"Kraków": "GEO"}),
         # Nationality and language adjectives are not names on their own.
         ("An American actor starred in a Hindi film for Italian- American fans.", {}),
@@ -108,11 +153,27 @@ def test_evidence_for_a_type(sentence, expected):
         ("Aleksander Koniecpolski (1620–1659)", None, "PERSON"),
         ("Lambert, Margrave of Tuscany", None, "PERSON"),
         ("Richard Wesley, 1st Baron Mornington", None, "PERSON"),
-        ("Sweet Emma, Dear Böbe", "Sweet Emma, Dear Böbe is a 1992 Hungarian drama film directed by István Szabó.", "WORK"),
-        ("Cherry Creek High School", "Cherry Creek High School( commonly CCHS) is the oldest of seven high schools in Colorado.", "ORGANIZATION"),
-        ("Dui Finn", "Dui Finn, son of Sétna Innarraid, was, according to medieval Irish legend, a High King of Ireland.", "PERSON"),
+        (
+            "Sweet Emma, Dear Böbe",
+            "Sweet Emma, Dear Böbe is a 1992 Hungarian drama film directed by István Szabó.",
+            "WORK",
+        ),
+        (
+            "Cherry Creek High School",
+            "Cherry Creek High School( commonly CCHS) is the oldest of seven high schools in Colorado.",
+            "ORGANIZATION",
+        ),
+        (
+            "Dui Finn",
+            "Dui Finn, son of Sétna Innarraid, was, according to medieval Irish legend, a High King of Ireland.",
+            "PERSON",
+        ),
         ("Hugh the Black", "Hugh the Black( died 952) was Duke of Burgundy from 923.", "PERSON"),
-        ("Aren't You Kind Of Glad We Did?", '"Aren\'t You Kinda Glad We Did? " is a song composed by George Gershwin.', "WORK"),
+        (
+            "Aren't You Kind Of Glad We Did?",
+            '"Aren\'t You Kinda Glad We Did? " is a song composed by George Gershwin.',
+            "WORK",
+        ),
         # Without an article: the title's own words, then the gazetteer.
         ("University of Leiden", None, "ORGANIZATION"),
         ("Princess Yolanda of Savoy", None, "PERSON"),

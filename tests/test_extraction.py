@@ -9,7 +9,12 @@ import polars as pl
 from graphrag_assets.core.extraction.chinese import chinese_mentions
 from graphrag_assets.core.extraction.english import english_mentions
 from graphrag_assets.core.extraction.names import name_key
-from graphrag_assets.core.extraction.offline import MAX_SENTENCE_CHARS, SENTENCES_PER_RECORD, extract_offline, split_title
+from graphrag_assets.core.extraction.offline import (
+    MAX_SENTENCE_CHARS,
+    SENTENCES_PER_RECORD,
+    extract_offline,
+    split_title,
+)
 from graphrag_assets.core.graph import GraphSettings, build_graph
 
 from .conftest import REPO, SAMPLE_CORPUS
@@ -104,13 +109,25 @@ def _units(texts: list[str], documents: list[str] | None = None, chunks: list[in
 def test_names_in_any_alphabet_are_whole():
     mentions = english_mentions(
         [
-            "Beyoncé Knowles met Zoë Saldaña in Łódź, then flew to São Paulo to see Ángel Di María and François Truffaut.",
+            (
+                "Beyoncé Knowles met Zoë Saldaña in Łódź, then flew to São Paulo to see Ángel Di María and François "
+                "Truffaut."
+            ),
             "ÉMILE ZOLA wrote about Île-de-France and Hedwig of Mecklenburg- Güstrow.",
             "Beyoncé在北京演出。",
         ]
     )
     titles = _titles(mentions)
-    expected = {"Beyoncé Knowles", "Zoë Saldaña", "Łódź", "São Paulo", "Ángel Di María", "François Truffaut", "Émile Zola", "Île-de-France"}
+    expected = {
+        "Beyoncé Knowles",
+        "Zoë Saldaña",
+        "Łódź",
+        "São Paulo",
+        "Ángel Di María",
+        "François Truffaut",
+        "Émile Zola",
+        "Île-de-France",
+    }
     assert expected <= titles
     # A hyphen the source spaced out still joins the name, as it is keyed.
     assert "Hedwig of Mecklenburg-Güstrow" in titles
@@ -132,7 +149,16 @@ def test_numbers_and_regnal_numerals_end_names_but_years_and_counts_do_not():
         ]
     )
     titles = _titles(mentions)
-    assert {"Heinkel HD 38", "Apollo 11", "Louis XIV", "Boeing 747", "Windows 95", "Frederick I", "Lothair II", "World War I"} <= titles
+    assert {
+        "Heinkel HD 38",
+        "Apollo 11",
+        "Louis XIV",
+        "Boeing 747",
+        "Windows 95",
+        "Frederick I",
+        "Lothair II",
+        "World War I",
+    } <= titles
     assert {"Louis XIV", "Frederick I", "Lothair II"} <= _titles(mentions, "PERSON")  # a regnal number
     # A year is not part of the name before it, nor is a day or a count.
     assert "Paris" in titles and not {t for t in titles if t.startswith(("Paris ", "May", "Season 2", "In "))}
@@ -153,7 +179,9 @@ def test_full_names_said_once_survive_pruning_but_single_words_need_two_mentions
         documents=["d"] * 3,
         chunks=[0, 1, 2],
     )
-    entities, relationships = build_graph(*extract_offline(units), units, "c", GraphSettings(min_edge_weight_percentile=0))
+    entities, relationships = build_graph(
+        *extract_offline(units), units, "c", GraphSettings(min_edge_weight_percentile=0)
+    )
     titles = set(entities["title"])
     assert {"Nicki Minaj", "Heinkel HD 38", "Anna Lee", "Ben Moss", "Greta Garbo"} <= titles
     assert "Xiamen" not in titles  # one word, said once: still pruned as rare
@@ -166,9 +194,18 @@ def test_full_names_said_once_survive_pruning_but_single_words_need_two_mentions
 def test_titles_and_full_names_stay_without_edges():
     # Marufabad's article names nothing else, and Nicki Minaj shares her unit with no one:
     # neither has an edge, both stay (in no community).
-    units = _units(["Marufabad\n\nMarufabad is a village in Iran.", "Anna Lee met Ben Moss.", "Anna Lee met Ben Moss again.", "Nicki Minaj."])
+    units = _units(
+        [
+            "Marufabad\n\nMarufabad is a village in Iran.",
+            "Anna Lee met Ben Moss.",
+            "Anna Lee met Ben Moss again.",
+            "Nicki Minaj.",
+        ]
+    )
     records, relationships = extract_offline(units, {"d0": "Marufabad"})
-    entities, relationships = build_graph(records, relationships, units, "c", GraphSettings(min_edge_weight_percentile=60))
+    entities, relationships = build_graph(
+        records, relationships, units, "c", GraphSettings(min_edge_weight_percentile=60)
+    )
     rows = {r["title"]: r for r in entities.iter_rows(named=True)}
     assert rows["Nicki Minaj"]["degree"] == 0
     assert rows["Marufabad"]["type"] == "GEO" and rows["Marufabad"]["frequency"] == 1
@@ -181,7 +218,10 @@ def test_a_given_title_is_an_entity_of_every_unit_of_its_document():
     theodred, song = "Theodred II (Bishop of Elmham)", "Changed It"
     units = _units(
         [
-            f"{theodred}\n\nTheodred II was a medieval Bishop of Elmham. The date of Theodred's consecration is unknown.",
+            (
+                f"{theodred}\n\nTheodred II was a medieval Bishop of Elmham. The date of Theodred's consecration is "
+                f"unknown."
+            ),
             f"{theodred}\n\nHe died between 995 and 997, and was followed by Æthelstan of Elmham.",
             f'{song}\n\n"Changed It" is a song by Nicki Minaj and Lil Wayne. It was released in 2017.',
             "Lil Wayne sang it again.",  # a file's text: no given title
@@ -215,7 +255,9 @@ def test_a_given_title_is_an_entity_of_every_unit_of_its_document():
 
 
 def test_a_title_is_found_without_its_header_line_and_function_word_titles_claim_no_text():
-    units = _units(["Her father was a painter in Rome.", "Her\n\nHer is a 2013 film by Spike Jonze."], documents=["d1", "d2"])
+    units = _units(
+        ["Her father was a painter in Rome.", "Her\n\nHer is a 2013 film by Spike Jonze."], documents=["d1", "d2"]
+    )
     entities, _ = extract_offline(units, {"d1": "Aas Ka Panchhi", "d2": "Her"})
     titled = {r["text_unit_id"]: r for r in entities.filter(pl.col("document_title")).iter_rows(named=True)}
     # The chunker's header may be missing: the title is still the unit's entity.
@@ -229,7 +271,9 @@ def test_the_index_makes_each_given_title_an_entity_and_no_file_name(sample_inde
     import duckdb
 
     with duckdb.connect(sample_index.database, read_only=True) as connection:
-        titled = set(connection.execute("SELECT DISTINCT title FROM extracted_entities WHERE document_title").pl()["title"])
+        titled = set(
+            connection.execute("SELECT DISTINCT title FROM extracted_entities WHERE document_title").pl()["title"]
+        )
         documents = connection.execute("SELECT title, source_path FROM documents").pl()
         entities = set(connection.execute("SELECT title FROM entities").pl()["title"])
     # JSONL and CSV rows have given titles; text and markdown files only their file names.
@@ -260,7 +304,11 @@ def test_a_file_of_megabytes_on_one_line_is_indexed(tmp_path, dagster_home):
     result = subprocess.run(command, cwd=REPO, env=environment, capture_output=True, text=True, timeout=1200)
     assert result.returncode == 0, result.stderr[-3000:]
     with duckdb.connect(str(database), read_only=True) as connection:
-        units, largest = connection.execute("SELECT count(*), max(n_tokens) FROM text_units WHERE corpus = 'big'").fetchone()
-        entities, relationships = connection.execute("SELECT (SELECT count(*) FROM entities), (SELECT count(*) FROM relationships)").fetchone()
+        units, largest = connection.execute(
+            "SELECT count(*), max(n_tokens) FROM text_units WHERE corpus = 'big'"
+        ).fetchone()
+        entities, relationships = connection.execute(
+            "SELECT (SELECT count(*) FROM entities), (SELECT count(*) FROM relationships)"
+        ).fetchone()
     assert units > 300 and largest <= 1200 + 2
     assert entities > 0 and relationships > 0

@@ -54,7 +54,8 @@ def test_pmi_weights_favour_pairs_that_seek_each_other_out():
     for r in relationships.iter_rows(named=True):
         assert r["combined_degree"] == degree[r["source"]] + degree[r["target"]]
     assert entities["degree"].to_list() == [
-        sum(1 for r in relationships.iter_rows(named=True) if title in (r["source"], r["target"])) for title in entities["title"]
+        sum(1 for r in relationships.iter_rows(named=True) if title in (r["source"], r["target"]))
+        for title in entities["title"]
     ]
 
 
@@ -69,7 +70,9 @@ def test_weak_edge_pruning_and_deterministic_ids():
 
 
 def test_text_unit_links_list_the_entities_and_relationships_of_each_unit():
-    entities, relationships = _graph(["Anna Lee met Ben Moss.", "Anna Lee met Ben Moss again."], min_edge_weight_percentile=0)
+    entities, relationships = _graph(
+        ["Anna Lee met Ben Moss.", "Anna Lee met Ben Moss again."], min_edge_weight_percentile=0
+    )
     links = link_text_units(entities, relationships).sort("text_unit_id")
     assert links["text_unit_id"].to_list() == ["u0", "u1"]
     assert all(len(ids) == 2 for ids in links["entity_ids"])
@@ -80,7 +83,9 @@ def test_hierarchical_communities_on_a_real_book():
     from .conftest import shared_path
 
     text = shared_path("corpus", "christmas_carol", "book.txt").read_text(encoding="utf-8")
-    units = chunk_documents(pl.DataFrame({"id": ["book"], "text": [text], "corpus": "c", "source_partition": "c/book.txt"}))
+    units = chunk_documents(
+        pl.DataFrame({"id": ["book"], "text": [text], "corpus": "c", "source_partition": "c/book.txt"})
+    )
     entities, relationships = build_graph(*extract_offline(units), units, "c")
     communities = detect_communities(relationships, "c", CommunitySettings(max_cluster_size=10))
     assert communities["level"].n_unique() >= 2
@@ -112,7 +117,10 @@ def test_hierarchical_communities_on_a_real_book():
 
     assert groups(detect_communities(relationships, "c", CommunitySettings(seed=7))) == groups(communities)
     anchor = relationships.row(5, named=True)
-    pendant = pl.DataFrame([anchor | {"id": "r-new", "target_id": "e-new", "target": "Newcomer", "weight": 1.0}], schema=relationships.schema)
+    pendant = pl.DataFrame(
+        [anchor | {"id": "r-new", "target_id": "e-new", "target": "Newcomer", "weight": 1.0}],
+        schema=relationships.schema,
+    )
     grown = detect_communities(pl.concat([relationships, pendant]), "c")
     changed = groups(grown) - groups(communities)
     assert all("e-new" in members for _, members in changed)
@@ -125,8 +133,21 @@ def test_community_numbers_stay_stable_across_a_small_change():
     def frame(rows):
         return pl.DataFrame(
             [
-                {"id": f"{level}-{n}", "human_readable_id": n, "community": n, "level": level, "parent": parent, "children": children,
-                 "title": f"Community {n}", "entity_ids": members, "relationship_ids": [], "text_unit_ids": [], "period": "p", "size": len(members), "corpus": "c"}
+                {
+                    "id": f"{level}-{n}",
+                    "human_readable_id": n,
+                    "community": n,
+                    "level": level,
+                    "parent": parent,
+                    "children": children,
+                    "title": f"Community {n}",
+                    "entity_ids": members,
+                    "relationship_ids": [],
+                    "text_unit_ids": [],
+                    "period": "p",
+                    "size": len(members),
+                    "corpus": "c",
+                }
                 for n, level, parent, children, members in rows
             ],
             schema=COMMUNITY_COLUMNS,
@@ -134,7 +155,14 @@ def test_community_numbers_stay_stable_across_a_small_change():
 
     old = frame([(0, 0, -1, [2], ["a", "b", "c", "d"]), (1, 0, -1, [], ["x", "y"]), (2, 1, 0, [], ["a", "b"])])
     # Leiden renumbered: the big community is now 1, the small one 0, and a new one appeared.
-    new = frame([(1, 0, -1, [3], ["a", "b", "c", "d", "e"]), (0, 0, -1, [], ["x", "y"]), (3, 1, 1, [], ["a", "b"]), (4, 0, -1, [], ["p", "q"])])
+    new = frame(
+        [
+            (1, 0, -1, [3], ["a", "b", "c", "d", "e"]),
+            (0, 0, -1, [], ["x", "y"]),
+            (3, 1, 1, [], ["a", "b"]),
+            (4, 0, -1, [], ["p", "q"]),
+        ]
+    )
     stable = stabilize_numbers(new, old)
     by_members = {tuple(r["entity_ids"]): r for r in stable.iter_rows(named=True)}
     assert by_members[("a", "b", "c", "d", "e")]["community"] == 0

@@ -18,7 +18,15 @@ def _small_graph():
     """Two triangles joined by one weak link; level 0 has one community per triangle,
     level 1 splits the first."""
     names = ["Ada", "Bo", "Cy", "Dee", "Eve", "Fay"]
-    links = [("Ada", "Bo", 5.0), ("Bo", "Cy", 4.0), ("Ada", "Cy", 3.0), ("Dee", "Eve", 5.0), ("Eve", "Fay", 4.0), ("Dee", "Fay", 2.0), ("Cy", "Dee", 0.5)]
+    links = [
+        ("Ada", "Bo", 5.0),
+        ("Bo", "Cy", 4.0),
+        ("Ada", "Cy", 3.0),
+        ("Dee", "Eve", 5.0),
+        ("Eve", "Fay", 4.0),
+        ("Dee", "Fay", 2.0),
+        ("Cy", "Dee", 0.5),
+    ]
     degree = {n: sum(n in (s, t) for s, t, _ in links) for n in names}
     entities = pl.DataFrame(
         {
@@ -73,14 +81,22 @@ def test_pictures_are_written_per_level_and_the_graphml_loads_back(tmp_path):
     folder.mkdir()
     (folder / "communities-level-7.svg").write_text("<svg/>")  # a level the graph no longer has
     pictures = write_graph_pictures(folder, entities, relationships, communities)
-    assert sorted(p.name for p in folder.iterdir()) == ["communities-level-0.svg", "communities-level-1.svg", "graph.graphml"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "communities-level-0.svg",
+        "communities-level-1.svg",
+        "graph.graphml",
+    ]
     assert set(pictures.maps) == {0, 1}
     ET.parse(pictures.maps[1][0])  # well-formed
     graph = nx.read_graphml(pictures.graphml)
     assert graph.number_of_nodes() == 6 and graph.number_of_edges() == 7
     ada = graph.nodes["e-Ada"]
     assert {k: ada[k] for k in ["label", "type", "degree", "community_level_0", "community_level_1"]} == {
-        "label": "Ada", "type": "PERSON", "degree": 2, "community_level_0": 0, "community_level_1": 2
+        "label": "Ada",
+        "type": "PERSON",
+        "degree": 2,
+        "community_level_0": 0,
+        "community_level_1": 2,
     }
     assert graph.nodes["e-Eve"]["community_level_1"] == -1  # in no community of level 1
     assert graph.edges["e-Cy", "e-Dee"]["weight"] == 0.5
@@ -93,7 +109,11 @@ def test_distributions_and_changes_have_a_shape():
     assert lines[2].startswith("| 1 | 1 █") and lines[2].endswith("2 " + "█" * 20 + " |")
     assert lines[3].startswith("| 2-3 | 2 " + "█" * 20)
     assert [line.split(" |")[0] for line in lines[2:]] == ["| 1", "| 2-3", "| 4-7", "| 8-15"]
-    assert kept_and_changed(pl.Series(["a", "b", "c"]), pl.Series(["a", "d"])) == {"kept": 1, "new_or_changed": 1, "gone": 2}
+    assert kept_and_changed(pl.Series(["a", "b", "c"]), pl.Series(["a", "d"])) == {
+        "kept": 1,
+        "new_or_changed": 1,
+        "gone": 2,
+    }
 
 
 def _latest(instance, asset: str) -> dict:
@@ -103,7 +123,9 @@ def _latest(instance, asset: str) -> dict:
 def test_a_build_links_its_pictures_and_its_metadata_tells_each_partition_its_own_rows(index, input_dir, instance):
     settings, report = index(input_dir)
     with duckdb.connect(settings.database, read_only=True) as connection:
-        entities, relationships = (connection.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ["entities", "relationships"])
+        entities, relationships = (
+            connection.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ["entities", "relationships"]
+        )
         levels = connection.execute("SELECT count(DISTINCT level) FROM communities").fetchone()[0]
         per_source = dict(connection.execute("SELECT source_partition, count(*) FROM documents GROUP BY 1").fetchall())
 
@@ -117,7 +139,11 @@ def test_a_build_links_its_pictures_and_its_metadata_tells_each_partition_its_ow
     graph = nx.read_graphml(found["graphml_for_gephi"].value)
     assert (graph.number_of_nodes(), graph.number_of_edges()) == (entities, relationships)
     assert "| entities | level 0 |" in found["community_sizes"].value
-    assert found["communities_vs_last_build"].value == {"kept": 0, "new_or_changed": found["dagster/row_count"].value, "gone": 0}
+    assert found["communities_vs_last_build"].value == {
+        "kept": 0,
+        "new_or_changed": found["dagster/row_count"].value,
+        "gone": 0,
+    }
     assert "| degree | entities |" in _latest(instance, "entities")["degree_distribution"].value
     reports = _latest(instance, "community_reports")
     assert reports["reports_vs_last_build"].value["new_or_changed"] == reports["dagster/row_count"].value

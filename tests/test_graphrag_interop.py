@@ -28,27 +28,57 @@ from .conftest import REPO
 
 GRAPHRAG_SAMPLE = REPO.parent / "shared" / "graphrag-index" / "christmas_carol"
 pytestmark = pytest.mark.skipif(
-    not GRAPHRAG_SAMPLE.is_dir(), reason=f"{GRAPHRAG_SAMPLE} is absent: the graphrag 3.1 index of A Christmas Carol beside the checkout"
+    not GRAPHRAG_SAMPLE.is_dir(),
+    reason=f"{GRAPHRAG_SAMPLE} is absent: the graphrag 3.1 index of A Christmas Carol beside the checkout",
 )
 BIN = Path(sys.executable).parent
-CORPUS_TABLES = ["documents", "text_units", "extracted_entities", "covariates", "sources", "entities", "relationships", "communities", "community_reports", "embeddings", "search_terms", "corpus_builds"]
+CORPUS_TABLES = [
+    "documents",
+    "text_units",
+    "extracted_entities",
+    "covariates",
+    "sources",
+    "entities",
+    "relationships",
+    "communities",
+    "community_reports",
+    "embeddings",
+    "search_terms",
+    "corpus_builds",
+]
 
 
 def run(command: str, *args: str) -> subprocess.CompletedProcess:
     """A console script of the project, offline whatever the environment configures."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAG_LLM_", "GRAPHRAG_EMBEDDING_", "OPENAI_"))}
+    environment = {
+        k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAG_LLM_", "GRAPHRAG_EMBEDDING_", "OPENAI_"))
+    }
     return subprocess.run([str(BIN / command), *args], capture_output=True, text=True, env=environment, timeout=600)
 
 
 def import_sample(folder: Path, corpus: str, database: Path) -> subprocess.CompletedProcess:
-    return run("graphrag-import", str(folder), "--corpus", corpus, "--db", str(database), "--vectors", str(database.parent / "lancedb"))
+    return run(
+        "graphrag-import",
+        str(folder),
+        "--corpus",
+        corpus,
+        "--db",
+        str(database),
+        "--vectors",
+        str(database.parent / "lancedb"),
+    )
 
 
 def corpus_rows(database: Path, corpus: str) -> dict[str, pl.DataFrame]:
     """Every row of the corpus in the published snapshot, per table, in a stable order."""
     with duckdb.connect(read_pointer(database)["snapshot"], read_only=True) as connection:
         return {
-            table: connection.execute(f'SELECT * EXCLUDE (vector) FROM "{table}" WHERE corpus = ?' if table == "embeddings" else f'SELECT * FROM "{table}" WHERE corpus = ?', [corpus])
+            table: connection.execute(
+                f'SELECT * EXCLUDE (vector) FROM "{table}" WHERE corpus = ?'
+                if table == "embeddings"
+                else f'SELECT * FROM "{table}" WHERE corpus = ?',
+                [corpus],
+            )
             .pl()
             .pipe(lambda frame: frame.sort(frame.columns[:4]))
             for table in CORPUS_TABLES
@@ -70,22 +100,32 @@ def test_every_mode_answers_offline_from_imported_text_units(index, method):
     from graphrag_query import search
     from graphrag_query.result import NO_DATA_ANSWER
 
-    result = search("What do the ghosts show Scrooge?", method=method, use_llm=False, database=str(index), corpus="carol")
+    result = search(
+        "What do the ghosts show Scrooge?", method=method, use_llm=False, database=str(index), corpus="carol"
+    )
     imported_units = set(pl.read_parquet(GRAPHRAG_SAMPLE / "text_units.parquet")["id"])
     assert result.method == method and result.generated_by == "extractive"
     assert "Scrooge" in result.answer and NO_DATA_ANSWER not in result.answer
     assert result.citations
-    assert all(c.text_unit_id in imported_units and c.document_title == "a-christmas-carol.txt" for c in result.citations)
+    assert all(
+        c.text_unit_id in imported_units and c.document_title == "a-christmas-carol.txt" for c in result.citations
+    )
 
 
 def test_import_is_published_for_the_query_and_sql_commands(index):
     # Done as a build is: its vectors mirrored and its build published (indexing.corpus_work).
     assert VectorStore(index.parent / "lancedb").mirrored_builds()["carol"] == published_builds(index)["carol"]
-    answered = run("graphrag-query", "Who is Scrooge's clerk?", "--method", "local", "--db", str(index), "--corpus", "carol")
+    answered = run(
+        "graphrag-query", "Who is Scrooge's clerk?", "--method", "local", "--db", str(index), "--corpus", "carol"
+    )
     assert answered.returncode == 0, answered.stderr
     assert "Sources:" in answered.stdout and "a-christmas-carol.txt" in answered.stdout
-    counted = run("graphrag-sql", "--db", str(index), "SELECT count(*) AS entities FROM entities WHERE corpus = 'carol'")
-    assert counted.returncode == 0 and str(pl.read_parquet(GRAPHRAG_SAMPLE / "entities.parquet").height) in counted.stdout
+    counted = run(
+        "graphrag-sql", "--db", str(index), "SELECT count(*) AS entities FROM entities WHERE corpus = 'carol'"
+    )
+    assert (
+        counted.returncode == 0 and str(pl.read_parquet(GRAPHRAG_SAMPLE / "entities.parquet").height) in counted.stdout
+    )
 
 
 def test_export_gives_back_graphrags_tables_column_by_column(index, tmp_path):
@@ -123,7 +163,10 @@ def test_import_embeds_with_the_configured_endpoint_model(fake_llm, tmp_path):
     settings = IndexSettings.from_env({}, database=str(tmp_path / "graphrag.duckdb"), vectors=str(tmp_path / "lancedb"))
     rows = import_graphrag(GRAPHRAG_SAMPLE, "carol", settings)
     models = corpus_rows(tmp_path / "graphrag.duckdb", "carol")["embeddings"]["model"].unique().to_list()
-    embedded = sum(pl.read_parquet(GRAPHRAG_SAMPLE / f"{table}.parquet").height for table in ("text_units", "entities", "community_reports"))
+    embedded = sum(
+        pl.read_parquet(GRAPHRAG_SAMPLE / f"{table}.parquet").height
+        for table in ("text_units", "entities", "community_reports")
+    )
     assert models == ["fake-embed"] and rows["embeddings"] == embedded and fake_llm.embedding_requests
     result = local_search("Who is Scrooge's clerk?", use_llm=False, database=settings.database, corpus="carol")
     assert result.citations
@@ -178,12 +221,20 @@ def test_bad_input_exits_2_naming_it_and_changes_nothing(index, tmp_path, damage
 @pytest.mark.parametrize(
     "frame, named",
     [
-        (pl.DataFrame({"id": ["a"], "human_readable_id": ["zero"]}), "column human_readable_id is String, expected Int64"),
-        (pl.DataFrame({"id": ["a", "a"], "human_readable_id": [0, 1]}), "column id has 1 value(s) on more than one row"),
+        (
+            pl.DataFrame({"id": ["a"], "human_readable_id": ["zero"]}),
+            "column human_readable_id is String, expected Int64",
+        ),
+        (
+            pl.DataFrame({"id": ["a", "a"], "human_readable_id": [0, 1]}),
+            "column id has 1 value(s) on more than one row",
+        ),
     ],
     ids=["wrong type", "repeated id"],
 )
 def test_checked_table_names_the_column_at_fault(frame, named):
     documents = frame.with_columns(pl.lit("title").alias("title"), pl.lit("text").alias("text"))
-    with pytest.raises(GraphragFormatError, match="^documents.parquet: " + named.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(
+        GraphragFormatError, match="^documents.parquet: " + named.replace("(", r"\(").replace(")", r"\)")
+    ):
         checked_graphrag_table("documents", documents, "documents.parquet")

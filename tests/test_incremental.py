@@ -10,13 +10,16 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
 from graphrag_assets.defs.build import build_definitions
 from graphrag_assets.indexing import run_index
 
 from .daemon import GRAPH_ASSETS, Daemon
 from .index_equality import assert_same_index, table
 
-NEW_NOTE = "Mara Ellison and Tobias Renn toured the Beacon Point lab with Clara Okafor. Tobias Renn thanked Mara Ellison.\n"
+NEW_NOTE = (
+    "Mara Ellison and Tobias Renn toured the Beacon Point lab with Clara Okafor. Tobias Renn thanked Mara Ellison.\n"
+)
 EDIT = "\nVictor Ashdown thanked Mara Ellison and Mayor Helen Strand at Gullwing Pier.\n"
 
 
@@ -31,7 +34,9 @@ def _rebuild(folder: Path, settings_for, tmp_path: Path):
     """A full index of the final folder from scratch, in its own Dagster instance."""
     from dagster import DagsterInstance
 
-    fresh = settings_for(folder, database=str(tmp_path / "rebuilt" / "index.duckdb"), vectors=str(tmp_path / "rebuilt" / "lancedb"))
+    fresh = settings_for(
+        folder, database=str(tmp_path / "rebuilt" / "index.duckdb"), vectors=str(tmp_path / "rebuilt" / "lancedb")
+    )
     with DagsterInstance.ephemeral() as other:
         report = run_index(fresh, other, lambda: build_definitions(fresh), log=lambda message: None)
     assert not report.failed_runs
@@ -47,7 +52,9 @@ def watched(input_dir, settings_for, monkeypatch):
     return settings
 
 
-def test_sensor_and_automation_keep_the_index_equal_to_a_full_rebuild(watched, input_dir, instance, settings_for, tmp_path):
+def test_sensor_and_automation_keep_the_index_equal_to_a_full_rebuild(
+    watched, input_dir, instance, settings_for, tmp_path
+):
     daemon = Daemon(instance, watched)
     daemon.tick()
     # The first tick indexed every file in one run; automation then built the graph.
@@ -84,7 +91,9 @@ def test_sensor_and_automation_keep_the_index_equal_to_a_full_rebuild(watched, i
         assert numbers.n_unique() == numbers.len(), name
 
 
-def test_llm_update_costs_only_the_changed_text_and_communities(watched, input_dir, instance, settings_for, tmp_path, fake_llm):
+def test_llm_update_costs_only_the_changed_text_and_communities(
+    watched, input_dir, instance, settings_for, tmp_path, fake_llm
+):
     fake = fake_llm
     daemon = Daemon(instance, watched)
     daemon.tick()

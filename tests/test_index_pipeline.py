@@ -82,10 +82,15 @@ def test_rerun_with_nothing_changed_does_no_work(index, input_dir, instance):
     assert len(instance.get_runs()) == runs_before
 
 
-def test_edit_and_delete_touch_only_their_sources_and_match_a_full_rebuild(index, input_dir, instance, tmp_path, settings_for):
+def test_edit_and_delete_touch_only_their_sources_and_match_a_full_rebuild(
+    index, input_dir, instance, tmp_path, settings_for
+):
     settings, _ = index(input_dir)
     edited = input_dir / "default" / "calder_shipping.txt"
-    edited.write_text(edited.read_text(encoding="utf-8") + "\nVictor Ashdown thanked Mara Ellison and Mayor Helen Strand.\n", encoding="utf-8")
+    edited.write_text(
+        edited.read_text(encoding="utf-8") + "\nVictor Ashdown thanked Mara Ellison and Mayor Helen Strand.\n",
+        encoding="utf-8",
+    )
     (input_dir / "default" / "festival_notes.jsonl").unlink()
 
     _, report = index(input_dir)
@@ -95,7 +100,9 @@ def test_edit_and_delete_touch_only_their_sources_and_match_a_full_rebuild(index
     assert run.tags[RANGE_START_TAG] == run.tags[RANGE_END_TAG] == "default/calder_shipping.txt"
     assert "default/festival_notes.jsonl" not in instance.get_dynamic_partitions("sources")
     for table in ["documents", "text_units", "extracted_entities", "sources"]:
-        leftover = _table(settings, f"SELECT count(*) AS n FROM {table} WHERE source_partition = 'default/festival_notes.jsonl'")
+        leftover = _table(
+            settings, f"SELECT count(*) AS n FROM {table} WHERE source_partition = 'default/festival_notes.jsonl'"
+        )
         assert leftover["n"][0] == 0, table
 
     # A from-scratch index of the final folder reaches the same index.
@@ -106,24 +113,33 @@ def test_edit_and_delete_touch_only_their_sources_and_match_a_full_rebuild(index
     assert_same_index(settings.database, fresh.database)
 
 
-def test_extraction_alone_leaves_a_source_read_but_not_chunked_for_the_build(index, input_dir, instance, tmp_path, settings_for):
+def test_extraction_alone_leaves_a_source_read_but_not_chunked_for_the_build(
+    index, input_dir, instance, tmp_path, settings_for
+):
     """Chunking and extraction belong to the corpus's graph build. Materializing
     `extractions` alone (as from the UI) after a file was read again neither extracts its
     stale text units nor marks it indexed; the next pass chunks and extracts it."""
     settings, _ = index(input_dir)
     key = "default/calder_shipping.txt"
     edited = input_dir / key
-    edited.write_text(edited.read_text(encoding="utf-8") + "\nVictor Ashdown thanked Mara Ellison at Gullwing Pier.\n", encoding="utf-8")
+    edited.write_text(
+        edited.read_text(encoding="utf-8") + "\nVictor Ashdown thanked Mara Ellison at Gullwing Pier.\n",
+        encoding="utf-8",
+    )
     assets = build_definitions(settings).resolve_implicit_global_asset_job_def()
     assets.execute_in_process(instance=instance, asset_selection=[AssetKey("documents")], partition_key=key)
-    assert assets.execute_in_process(instance=instance, asset_selection=[AssetKey("extractions")], partition_key="default").success
+    assert assets.execute_in_process(
+        instance=instance, asset_selection=[AssetKey("extractions")], partition_key="default"
+    ).success
     assert _table(settings, f"SELECT count(*) AS n FROM sources WHERE source_partition = '{key}'")["n"][0] == 0
     extraction = instance.get_latest_materialization_event(AssetKey("extractions")).asset_materialization.metadata
     assert extraction["sources_read_not_chunked"].value == 1 and extraction["sources_extracted"].value == 0
 
     _, report = index(input_dir)
     assert [s.partition_key for s in report.plan.pending] == [key] and report.graph_runs
-    assert _table(settings, f"SELECT settings_hash IS NOT NULL AS done FROM sources WHERE source_partition = '{key}'")["done"].to_list() == [True]
+    assert _table(settings, f"SELECT settings_hash IS NOT NULL AS done FROM sources WHERE source_partition = '{key}'")[
+        "done"
+    ].to_list() == [True]
     fresh = settings_for(input_dir, database=str(tmp_path / "fresh.duckdb"), vectors=str(tmp_path / "fresh_lance"))
     run_index(fresh, instance, lambda: build_definitions(fresh), log=lambda message: None)
     assert_same_index(settings.database, fresh.database)
@@ -131,12 +147,16 @@ def test_extraction_alone_leaves_a_source_read_but_not_chunked_for_the_build(ind
 
 def test_bad_files_are_reported_by_name_and_nothing_indexed_is_lost(index, input_dir):
     settings, _ = index(input_dir)
-    before = _table(settings, "SELECT id, title, text FROM documents WHERE source_partition = 'default/river_cleanup.txt'")
+    before = _table(
+        settings, "SELECT id, title, text FROM documents WHERE source_partition = 'default/river_cleanup.txt'"
+    )
     (input_dir / "default" / "river_cleanup.txt").write_bytes(b"\x00\x01binary now")
     (input_dir / "default" / "empty.md").write_text("")
     (input_dir / "default" / "latin1.txt").write_bytes("Café de la Gare".encode("latin-1"))
     (input_dir / "default" / "no_text.csv").write_text("id,body\n1,Hello\n")
-    (input_dir / "default" / "new_notes.txt").write_text("Mara Ellison and Tobias Renn opened the Beacon Point lab. Mara Ellison led it.\n")
+    (input_dir / "default" / "new_notes.txt").write_text(
+        "Mara Ellison and Tobias Renn opened the Beacon Point lab. Mara Ellison led it.\n"
+    )
 
     _, report = index(input_dir)
     assert not report.failed_runs
@@ -145,13 +165,25 @@ def test_bad_files_are_reported_by_name_and_nothing_indexed_is_lost(index, input
     assert "default/empty.md: file is empty" in errors
     assert "default/latin1.txt: not valid UTF-8" in errors
     assert "default/no_text.csv: text column 'text' not found" in errors
-    after = _table(settings, "SELECT id, title, text FROM documents WHERE source_partition = 'default/river_cleanup.txt'")
+    after = _table(
+        settings, "SELECT id, title, text FROM documents WHERE source_partition = 'default/river_cleanup.txt'"
+    )
     assert after.equals(before)
-    assert _table(settings, "SELECT count(*) AS n FROM documents WHERE source_partition = 'default/new_notes.txt'")["n"][0] == 1
-    assert _table(settings, "SELECT count(*) AS n FROM text_units WHERE source_partition = 'default/river_cleanup.txt'")["n"][0] > 0
+    assert (
+        _table(settings, "SELECT count(*) AS n FROM documents WHERE source_partition = 'default/new_notes.txt'")["n"][0]
+        == 1
+    )
+    assert (
+        _table(settings, "SELECT count(*) AS n FROM text_units WHERE source_partition = 'default/river_cleanup.txt'")[
+            "n"
+        ][0]
+        > 0
+    )
 
     # Fixing the file clears its error on the next pass.
-    (input_dir / "default" / "river_cleanup.txt").write_text("Clara Okafor cleaned the Verrin River. Clara Okafor thanked Port Calder.\n")
+    (input_dir / "default" / "river_cleanup.txt").write_text(
+        "Clara Okafor cleaned the Verrin River. Clara Okafor thanked Port Calder.\n"
+    )
     for name in ["empty.md", "latin1.txt", "no_text.csv"]:
         (input_dir / "default" / name).unlink()
     _, report = index(input_dir)

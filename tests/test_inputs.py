@@ -47,13 +47,17 @@ def test_sample_corpus_reads_every_format():
 
 def test_parquet_with_custom_columns_and_stable_document_ids(tmp_path):
     path = tmp_path / "rows.parquet"
-    pl.DataFrame({"body": ["First doc.", "Second doc."], "name": ["One", "Two"], "key": ["k1", "k2"]}).write_parquet(path)
+    pl.DataFrame({"body": ["First doc.", "Second doc."], "name": ["One", "Two"], "key": ["k1", "k2"]}).write_parquet(
+        path
+    )
     source = SourceFile("default", "rows.parquet", path)
     columns = TableColumns(text="body", title="name", id="key")
     documents = read_source(source, columns)
     assert documents["title"].to_list() == ["One", "Two"]
     # Identity comes from location + row key: editing the text keeps the id.
-    pl.DataFrame({"body": ["First doc, edited.", "Second doc."], "name": ["One", "Two"], "key": ["k1", "k2"]}).write_parquet(path)
+    pl.DataFrame(
+        {"body": ["First doc, edited.", "Second doc."], "name": ["One", "Two"], "key": ["k1", "k2"]}
+    ).write_parquet(path)
     assert read_source(source, columns)["id"].to_list() == documents["id"].to_list()
 
 
@@ -111,7 +115,11 @@ def test_bytes_that_only_look_like_wide_text_are_binary(tmp_path, content):
 
 
 def test_duplicate_ids_are_named_not_the_titles(tmp_path):
-    lines = [{"id": "x", "title": "One", "text": "One."}, {"id": "x", "title": "Two", "text": "Two."}, {"id": 7, "title": "Three", "text": "3."}]
+    lines = [
+        {"id": "x", "title": "One", "text": "One."},
+        {"id": "x", "title": "Two", "text": "Two."},
+        {"id": 7, "title": "Three", "text": "3."},
+    ]
     lines += [{"id": 7, "title": "Four", "text": "4."}, {"id": "y", "title": "Five", "text": "5."}]
     with pytest.raises(InputError) as error:
         read_source(_source(tmp_path, "dup.jsonl", "\n".join(map(json.dumps, lines)).encode()))
@@ -149,8 +157,13 @@ def test_what_is_not_a_regular_file_is_a_source_that_says_what_it_is(tmp_path):
     expected = {
         "loop.txt": "c/loop.txt: symlink loop (too many levels of symbolic links); not read",
         "dangling.txt": "c/dangling.txt: dangling symlink (its target missing.txt does not exist); not read",
-        "again": "c/again: symlink to a folder (not followed: it may loop or lead out of the input folder), not a regular file; not read",
-        "null.txt": f"c/null.txt: resolves to /dev/null, outside the input folder {os.path.realpath(tmp_path)}; not read",
+        "again": (
+            "c/again: symlink to a folder (not followed: it may loop or lead out of the input folder), not a regular "
+            "file; not read"
+        ),
+        "null.txt": (
+            f"c/null.txt: resolves to /dev/null, outside the input folder {os.path.realpath(tmp_path)}; not read"
+        ),
     }
     for name, message in expected.items():
         assert sources[name].read_hash()  # planned like any source; reading records why it is not one
@@ -175,7 +188,9 @@ def test_graphrag_index_records_every_input_it_cannot_index_and_reads_wide_text(
     os.symlink("missing.txt", folder / "dangling.txt")
     os.symlink("..", folder / "up")
     os.mkfifo(folder / "pipe.txt")
-    (folder / "dup.jsonl").write_text('{"id": "k1", "title": "First", "text": "One."}\n{"id": "k1", "title": "Second", "text": "Two."}\n')
+    (folder / "dup.jsonl").write_text(
+        '{"id": "k1", "title": "First", "text": "One."}\n{"id": "k1", "title": "Second", "text": "Two."}\n'
+    )
     (folder / "numbers.jsonl").write_text('{"text": 42}\n')
     pl.DataFrame({"text": [1, 2]}).write_parquet(folder / "ints.parquet")
     pl.DataFrame({"text": [["a"], ["b"]]}).write_parquet(folder / "lists.parquet")
@@ -197,7 +212,9 @@ def test_graphrag_index_records_every_input_it_cannot_index_and_reads_wide_text(
         "c/lists.parquet": "text column 'text' holds list values, not strings",
     }
     with duckdb.connect(str(database), read_only=True) as connection:
-        errors = dict(connection.execute("SELECT source_partition, error FROM source_errors WHERE corpus = 'c'").fetchall())
+        errors = dict(
+            connection.execute("SELECT source_partition, error FROM source_errors WHERE corpus = 'c'").fetchall()
+        )
         documents = dict(connection.execute("SELECT source_path, text FROM documents WHERE corpus = 'c'").fetchall())
     assert set(errors) == set(expected)
     for key, reason in expected.items():

@@ -20,26 +20,38 @@ def published(database: str, sql: str) -> int:
         return connection.execute(sql).fetchone()[0]
 
 
-def test_a_file_added_while_a_reader_holds_the_index_reaches_the_published_index(instance, input_dir, settings_for, monkeypatch):
+def test_a_file_added_while_a_reader_holds_the_index_reaches_the_published_index(
+    instance, input_dir, settings_for, monkeypatch
+):
     settings = settings_for(input_dir)
-    for name, value in {"GRAPHRAG_INPUT_DIR": str(input_dir), "GRAPHRAG_DB": settings.database, "GRAPHRAG_VECTORS": settings.vectors}.items():
+    for name, value in {
+        "GRAPHRAG_INPUT_DIR": str(input_dir),
+        "GRAPHRAG_DB": settings.database,
+        "GRAPHRAG_VECTORS": settings.vectors,
+    }.items():
         monkeypatch.setenv(name, value)
     daemon = Daemon(instance, settings, allow_failures=True)
     daemon.tick()
     assert not daemon.failed and read_pointer(settings.database) is not None
 
     # A hold shorter than the lock wait: the run waits for it and succeeds.
-    (input_dir / "default" / "pier_notes.txt").write_text("Ines Valcourt repaired the Gullwing Pier lights with Mara Ellison.\n")
+    (input_dir / "default" / "pier_notes.txt").write_text(
+        "Ines Valcourt repaired the Gullwing Pier lights with Mara Ellison.\n"
+    )
     holder = Holder(settings.database)
     monkeypatch.setenv("GRAPHRAG_LOCK_WAIT_SECONDS", "120")
     threading.Timer(3.0, holder.release).start()  # let go 3 s into the run
     daemon.tick()
     assert not daemon.failed, daemon.runs
-    assert published(settings.database, "SELECT count(*) FROM documents WHERE text LIKE '%Ines Valcourt%'") == 1, daemon.runs
+    assert published(settings.database, "SELECT count(*) FROM documents WHERE text LIKE '%Ines Valcourt%'") == 1, (
+        daemon.runs
+    )
 
     # A hold longer than the wait and the step's retries: the run fails, and the file is
     # not taken as seen; the first tick after the holder is gone brings it in.
-    (input_dir / "default" / "lighthouse.txt").write_text("Orla Brennick kept the Beacon Point lighthouse log for Clara Okafor.\n")
+    (input_dir / "default" / "lighthouse.txt").write_text(
+        "Orla Brennick kept the Beacon Point lighthouse log for Clara Okafor.\n"
+    )
     holder = Holder(settings.database)
     monkeypatch.setenv("GRAPHRAG_LOCK_WAIT_SECONDS", "1")
     daemon.tick()

@@ -15,7 +15,12 @@ from graphrag_assets.llm.settings import LLMSettings
 from .fake_openai import FakeOpenAI, Fault
 
 KEY = "sk-test-DO-NOT-LEAK-31337"
-EXTRACT = [{"role": "user", "content": "[task: extract_graph]\n-----Text-----\nMara Ellison met Victor Ashdown at Gullwing Pier."}]
+EXTRACT = [
+    {
+        "role": "user",
+        "content": "[task: extract_graph]\n-----Text-----\nMara Ellison met Victor Ashdown at Gullwing Pier.",
+    }
+]
 
 
 class Answer(BaseModel):
@@ -23,7 +28,9 @@ class Answer(BaseModel):
 
 
 def _client(fake, **overrides):
-    settings = LLMSettings(base_url=fake.base_url, api_key=KEY, model="fake-chat", embedding_model="fake-embed", **overrides)
+    settings = LLMSettings(
+        base_url=fake.base_url, api_key=KEY, model="fake-chat", embedding_model="fake-embed", **overrides
+    )
     return LLMClient(settings, LLMCache(duckdb.connect(":memory:")))
 
 
@@ -70,7 +77,12 @@ def test_retries_429_honouring_retry_after_then_500_then_repairs_malformed_json(
 
 @pytest.mark.parametrize(
     "status, fix",
-    [(400, None), (401, "GRAPHRAG_LLM_API_KEY"), (403, "GRAPHRAG_LLM_API_KEY"), (404, "GRAPHRAG_LLM_EXTRACTION_MODEL or GRAPHRAG_LLM_MODEL")],
+    [
+        (400, None),
+        (401, "GRAPHRAG_LLM_API_KEY"),
+        (403, "GRAPHRAG_LLM_API_KEY"),
+        (404, "GRAPHRAG_LLM_EXTRACTION_MODEL or GRAPHRAG_LLM_MODEL"),
+    ],
 )
 def test_no_retry_on_client_errors_and_the_key_never_shows(status, fix):
     with FakeOpenAI() as fake:
@@ -111,7 +123,9 @@ def test_concurrency_limit_and_async_rate_limit():
         client = _client(fake, requests_per_minute=120)  # 2 per second, bucket starts full
 
         async def burst():
-            return await asyncio.gather(*(client.structured("query", "v1", [{"role": "user", "content": f"q{i}"}], Answer) for i in range(122)))
+            return await asyncio.gather(
+                *(client.structured("query", "v1", [{"role": "user", "content": f"q{i}"}], Answer) for i in range(122))
+            )
 
         started = time.perf_counter()
         _run(client, lambda c: burst())

@@ -14,8 +14,7 @@ import pytest
 from graphrag_assets.llm.prices import ModelPrice, read_price_file
 from graphrag_assets.storage.snapshot import query_calls_path, read_pointer
 from graphrag_assets.storage.views import describe_for_sql_users
-from graphrag_query import IndexReader, search
-from graphrag_query import call_log
+from graphrag_query import IndexReader, call_log, search
 
 from .fake_openai import FakeOpenAI
 
@@ -40,15 +39,29 @@ def _rows(database, query: str, parameters: list | None = None) -> list[dict]:
 
 def _usd(requests: list[dict], price: ModelPrice) -> float:
     """What the server's requests cost at a price, from the tokens it reported."""
-    return sum(r["prompt_tokens"] * price.input_per_million + r["completion_tokens"] * price.output_per_million for r in requests) / 1e6
+    return (
+        sum(
+            r["prompt_tokens"] * price.input_per_million + r["completion_tokens"] * price.output_per_million
+            for r in requests
+        )
+        / 1e6
+    )
 
 
 def test_prices_are_read_from_csv_or_toml_and_a_bad_file_is_named(tmp_path):
     csv = tmp_path / "prices.csv"
     csv.write_text("model,input_per_million,output_per_million\ngpt-4o-mini,0.15,0.60\nnomic-embed-text,0.02,0\n")
     toml = tmp_path / "prices.toml"
-    toml.write_text('["gpt-4o-mini"]\ninput_per_million = 0.15\noutput_per_million = 0.60\n\n["nomic-embed-text"]\ninput_per_million = 0.02\noutput_per_million = 0\n')
-    assert read_price_file(csv) == read_price_file(toml) == {"gpt-4o-mini": ModelPrice(0.15, 0.6), "nomic-embed-text": ModelPrice(0.02, 0.0)}
+    toml.write_text(
+        '["gpt-4o-mini"]\ninput_per_million = 0.15\noutput_per_million = '
+        '0.60\n\n["nomic-embed-text"]\ninput_per_million '
+        "= 0.02\noutput_per_million = 0\n"
+    )
+    assert (
+        read_price_file(csv)
+        == read_price_file(toml)
+        == {"gpt-4o-mini": ModelPrice(0.15, 0.6), "nomic-embed-text": ModelPrice(0.02, 0.0)}
+    )
     bad = tmp_path / "bad.csv"
     bad.write_text("model,input_per_million,output_per_million\ngpt-4o-mini,cheap,0.60\n")
     with pytest.raises(ValueError, match=r"GRAPHRAG_LLM_PRICES: .*bad.csv, model 'gpt-4o-mini' needs numbers"):
@@ -74,23 +87,34 @@ def test_indexing_records_every_call_with_stage_run_and_price_and_new_prices_app
     paid = [call for call in calls if not call["cached"]]
     # One row per request the server answered, under its stage.
     tasks = Counter(r["task"] for r in fake_llm.completions())
-    expected = {stage: tasks[task] for stage, task in TASK_OF_STAGE.items() if tasks[task]} | {"embedding": len(fake_llm.embedding_requests())}
+    expected = {stage: tasks[task] for stage, task in TASK_OF_STAGE.items() if tasks[task]} | {
+        "embedding": len(fake_llm.embedding_requests())
+    }
     assert Counter(call["stage"] for call in paid) == expected
     assert {call["corpus"] for call in calls} == {"default"}
-    assert {call["run_id"] for call in calls} <= {run.run_id for run in instance.get_runs()} and None not in {call["run_id"] for call in calls}
+    assert {call["run_id"] for call in calls} <= {run.run_id for run in instance.get_runs()} and None not in {
+        call["run_id"] for call in calls
+    }
     for call in calls:
         price = CHAT_PRICE if call["model"] == "fake-chat" else EMBED_PRICE
         assert (call["price_input_per_million"], call["price_output_per_million"]) == price
     # Cache hits (the embeddings asset finds the vectors embedded ahead) cost nothing.
-    assert all(call["cost_usd"] == call["prompt_tokens"] == call["completion_tokens"] == 0 for call in calls if call["cached"])
+    assert all(
+        call["cost_usd"] == call["prompt_tokens"] == call["completion_tokens"] == 0 for call in calls if call["cached"]
+    )
     usd = _usd(fake_llm.completions(), CHAT_PRICE) + _usd(fake_llm.embedding_requests(), EMBED_PRICE)
     assert sum(call["cost_usd"] for call in calls) == pytest.approx(usd)
 
     # The published snapshot's cost view sums to the same, per stage and model.
     snapshot = read_pointer(settings.database)["snapshot"]
-    cost = {(row["stage"], row["model"]): row for row in _rows(snapshot, "SELECT * FROM llm_cost_by_corpus_stage_and_model WHERE corpus = 'default'")}
+    cost = {
+        (row["stage"], row["model"]): row
+        for row in _rows(snapshot, "SELECT * FROM llm_cost_by_corpus_stage_and_model WHERE corpus = 'default'")
+    }
     assert sum(row["cost_usd"] for row in cost.values()) == pytest.approx(usd)
-    assert cost[("extraction", "fake-chat")]["cost_usd"] == pytest.approx(_usd(fake_llm.completions("extract_graph"), CHAT_PRICE))
+    assert cost[("extraction", "fake-chat")]["cost_usd"] == pytest.approx(
+        _usd(fake_llm.completions("extract_graph"), CHAT_PRICE)
+    )
     assert {stage: row["calls"] - row["cached_calls"] for (stage, _), row in cost.items()} == expected
 
     # A rerun of everything with unchanged inputs is answered by the cache: recorded, at no cost.
@@ -100,20 +124,37 @@ def test_indexing_records_every_call_with_stage_run_and_price_and_new_prices_app
         connection.execute("DELETE FROM corpus_builds")
     index(input_dir)
     assert len(fake_llm.requests) == before
-    rerun = _rows(settings.database, "SELECT * FROM llm_calls WHERE called_at > ?", [max(call["called_at"] for call in calls)])
+    rerun = _rows(
+        settings.database, "SELECT * FROM llm_calls WHERE called_at > ?", [max(call["called_at"] for call in calls)]
+    )
     assert rerun and all(call["cached"] and call["cost_usd"] == 0 for call in rerun)
     assert Counter(call["stage"] for call in rerun)["extraction"] == tasks["extract_graph"]
 
     # New prices price the calls made after them; the calls recorded keep theirs.
     prices.write_text("model,input_per_million,output_per_million\nfake-chat,4,16\n")
-    (input_dir / "default" / "harbour_notes.txt").write_text("Harbour notes: Ines Calloway met Oskar Brandt at the Gullwing Pier.\n")
+    (input_dir / "default" / "harbour_notes.txt").write_text(
+        "Harbour notes: Ines Calloway met Oskar Brandt at the Gullwing Pier.\n"
+    )
     index(input_dir)
     since = max(call["called_at"] for call in calls + rerun)
-    new_calls = _rows(settings.database, "SELECT * FROM llm_calls WHERE called_at > ? AND NOT cached AND model = 'fake-chat'", [since])
-    assert new_calls and all((call["price_input_per_million"], call["price_output_per_million"]) == (4, 16) for call in new_calls)
-    old_prices = _rows(settings.database, "SELECT DISTINCT model, price_input_per_million, price_output_per_million FROM llm_calls WHERE called_at <= ?", [since])
-    assert sorted(tuple(row.values()) for row in old_prices) == [("fake-chat", *CHAT_PRICE), ("fake-embed", *EMBED_PRICE)]
-    assert _rows(settings.database, "SELECT count(*) AS n FROM llm_calls WHERE called_at <= ?", [since]) == [{"n": len(calls) + len(rerun)}]
+    new_calls = _rows(
+        settings.database, "SELECT * FROM llm_calls WHERE called_at > ? AND NOT cached AND model = 'fake-chat'", [since]
+    )
+    assert new_calls and all(
+        (call["price_input_per_million"], call["price_output_per_million"]) == (4, 16) for call in new_calls
+    )
+    old_prices = _rows(
+        settings.database,
+        "SELECT DISTINCT model, price_input_per_million, price_output_per_million FROM llm_calls WHERE called_at <= ?",
+        [since],
+    )
+    assert sorted(tuple(row.values()) for row in old_prices) == [
+        ("fake-chat", *CHAT_PRICE),
+        ("fake-embed", *EMBED_PRICE),
+    ]
+    assert _rows(settings.database, "SELECT count(*) AS n FROM llm_calls WHERE called_at <= ?", [since]) == [
+        {"n": len(calls) + len(rerun)}
+    ]
 
 
 @pytest.fixture
@@ -143,7 +184,9 @@ def test_query_calls_are_logged_beside_the_index_and_shown_with_the_cost(query_i
         describe_for_sql_users(connection, str(query_calls_path(query_index)))
     calls = _rows(query_index, "SELECT * FROM query_llm_calls ORDER BY called_at")
     assert Counter(call["stage"] for call in calls) == {"local_search": 1, "global_search": global_requests}
-    assert {(call["corpus"], call["run_id"], call["model"], call["cached"]) for call in calls} == {("default", None, "fake-chat", False)}
+    assert {(call["corpus"], call["run_id"], call["model"], call["cached"]) for call in calls} == {
+        ("default", None, "fake-chat", False)
+    }
     assert all((call["price_input_per_million"], call["price_output_per_million"]) == (1, 3) for call in calls)
     cost = {row["stage"]: row for row in _rows(query_index, "SELECT * FROM llm_cost_by_corpus_stage_and_model")}
     assert cost["global_search"]["cost_usd"] == pytest.approx(_usd(fake.completions()[1:], ModelPrice(1.0, 3.0)))
@@ -159,7 +202,10 @@ def test_a_query_whose_calls_cannot_be_logged_still_answers_with_a_warning(query
         reader = IndexReader(str(query_index), "default")
         fcntl.flock(held, fcntl.LOCK_EX)  # another query process appending, for too long
         with pytest.warns(RuntimeWarning, match="1 LLM call.* not recorded in .*query_calls.jsonl"):
-            assert search("What did Clara Okafor do?", method="local", reader=reader, use_llm=True).answer == "Scripted answer."
+            assert (
+                search("What did Clara Okafor do?", method="local", reader=reader, use_llm=True).answer
+                == "Scripted answer."
+            )
         fcntl.flock(held, fcntl.LOCK_UN)
         # A line cut off by a killed writer spoils only itself.
         held.write('{"called_at": "2026-01-')

@@ -33,12 +33,26 @@ BASE = {"corpus": "c", "source_partition": "c/harbour.txt", "mentions": 1, "docu
 
 
 def _entity(unit: str, title: str, description: str) -> dict:
-    return BASE | {"text_unit_id": unit, "name_key": name_key(title), "title": title, "type": "PERSON", "description": description}
+    return BASE | {
+        "text_unit_id": unit,
+        "name_key": name_key(title),
+        "title": title,
+        "type": "PERSON",
+        "description": description,
+    }
 
 
 def _relationship(unit: str, a: str, b: str, description: str) -> dict:
     source, target = sorted([a, b])
-    return {"text_unit_id": unit, "corpus": "c", "source_partition": "c/harbour.txt", "source_key": source, "target_key": target, "description": description, "weight": 5.0}
+    return {
+        "text_unit_id": unit,
+        "corpus": "c",
+        "source_partition": "c/harbour.txt",
+        "source_key": source,
+        "target_key": target,
+        "description": description,
+        "weight": 5.0,
+    }
 
 
 # One record per text unit and name, as extraction writes them, and as many records (and
@@ -83,7 +97,12 @@ RELATIONSHIPS = pl.DataFrame(
 
 def _orders(frame: pl.DataFrame) -> list[pl.DataFrame]:
     """The rows as written, reversed, and shuffled twice."""
-    return [frame, frame.reverse(), frame.sample(fraction=1.0, shuffle=True, seed=1), frame.sample(fraction=1.0, shuffle=True, seed=2)]
+    return [
+        frame,
+        frame.reverse(),
+        frame.sample(fraction=1.0, shuffle=True, seed=1),
+        frame.sample(fraction=1.0, shuffle=True, seed=2),
+    ]
 
 
 def test_the_llm_graph_does_not_depend_on_the_order_of_rows_or_answers():
@@ -94,13 +113,21 @@ def test_the_llm_graph_does_not_depend_on_the_order_of_rows_or_answers():
             with duckdb.connect() as connection:
                 cache = LLMCache(connection)  # each build asks the model afresh
                 entities, relationships, merges, failures = build_llm_graph(
-                    lambda: LLMClient(settings, cache), records, relationship_records, units, "c", candidate_pairs(records), True
+                    lambda cache=cache: LLMClient(settings, cache),
+                    records,
+                    relationship_records,
+                    units,
+                    "c",
+                    candidate_pairs(records),
+                    True,
                 )
             assert failures == []
             built.append((entities.sort("id"), relationships.sort("id"), merges))
     first_entities, first_relationships, first_merges = built[0]
     # The alias was proposed (its form is "Cratchit", not "CRATCHIT") and confirmed.
-    assert ("cratchit", "bob cratchit", "alias in same text unit") in first_merges.select("name_key", "merged_into_key", pl.col("reason")).rows()
+    assert ("cratchit", "bob cratchit", "alias in same text unit") in first_merges.select(
+        "name_key", "merged_into_key", pl.col("reason")
+    ).rows()
     assert first_merges.filter(pl.col("name_key") == "cratchit")["title"].to_list() == ["Cratchit"]
     for entities, relationships, merges in built[1:]:
         _assert_equal("entities", first_entities, entities)
@@ -115,17 +142,24 @@ def _assert_equal(name: str, expected: pl.DataFrame, actual: pl.DataFrame) -> No
     only_expected = expected.join(actual, on=expected.columns, how="anti", nulls_equal=True)
     only_actual = actual.join(expected, on=expected.columns, how="anti", nulls_equal=True)
     raise AssertionError(
-        f"{name} differ ({expected.height} vs {actual.height} rows): only in the first build {only_expected.select(key).rows()[:5]} "
-        f"{only_expected.head(3).to_dicts()}, only in the other {only_actual.select(key).rows()[:5]} {only_actual.head(3).to_dicts()}"
+        f"{name} differ ({expected.height} vs {actual.height} rows): only in the first build "
+        f"{only_expected.select(key).rows()[:5]} "
+        f"{only_expected.head(3).to_dicts()}, only in the other {only_actual.select(key).rows()[:5]} "
+        f"{only_actual.head(3).to_dicts()}"
     )
 
 
 # An index built end to end: each name in several forms, in different files.
 FILES = {
-    "notice.txt": "SALTMARSH SQUARE opens the autumn regatta. Mara Ellison and Tobias Renn row for the club at Calder Pier.",
+    "notice.txt": (
+        "SALTMARSH SQUARE opens the autumn regatta. Mara Ellison and Tobias Renn row for the club at Calder Pier."
+    ),
     "report.txt": "Mara Ellison won the cup for Saltmarsh Square. Tobias Renn cheered from Calder Pier with Ada Voss.",
     "letters.txt": "Ada Voss wrote to Tobias Renn about the crew of Salt Marsh Square and the boats of Calder Pier.",
-    "minutes.txt": "The council of Salt Marsh Square thanked Ada Voss. Mara Ellison and Ada Voss planned the next regatta at Harbor Hall.",
+    "minutes.txt": (
+        "The council of Salt Marsh Square thanked Ada Voss. Mara Ellison and Ada Voss planned the next regatta at "
+        "Harbor Hall."
+    ),
     "diary.txt": "HARBOR HALL hosted the dinner. Tobias Renn spoke of Mara Ellison and of CALDER PIER.",
     "gazette.txt": "Harbor Hall and Calder Pier share a ferry. Ada Voss sails it for Tobias Renn and Mara Ellison.",
 }
@@ -158,7 +192,9 @@ def _index(root: Path, input_dir: Path, monkeypatch) -> str:
     home.mkdir(parents=True)
     shutil.copy(REPO / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
     monkeypatch.setenv("DAGSTER_HOME", str(home))
-    settings = IndexSettings.from_env({}, input_dir=str(input_dir), database=str(root / "graphrag.duckdb"), vectors=str(root / "lancedb"))
+    settings = IndexSettings.from_env(
+        {}, input_dir=str(input_dir), database=str(root / "graphrag.duckdb"), vectors=str(root / "lancedb")
+    )
     with DagsterInstance.get() as instance:
         report = run_index(settings, instance, lambda: build_definitions(settings), log=lambda message: None)
     assert not report.failed_runs

@@ -17,11 +17,24 @@ BASE = {"corpus": "c", "source_partition": "c/ferry.txt"}
 
 
 def _entity(unit: str, title: str, kind: str, description: str, mentions: int = 1) -> dict:
-    return BASE | {"text_unit_id": unit, "name_key": title.lower(), "title": title, "type": kind, "description": description, "mentions": mentions}
+    return BASE | {
+        "text_unit_id": unit,
+        "name_key": title.lower(),
+        "title": title,
+        "type": kind,
+        "description": description,
+        "mentions": mentions,
+    }
 
 
 def _relationship(unit: str, source: str, target: str, description: str) -> dict:
-    return BASE | {"text_unit_id": unit, "source_key": source, "target_key": target, "description": description, "weight": 5.0}
+    return BASE | {
+        "text_unit_id": unit,
+        "source_key": source,
+        "target_key": target,
+        "description": description,
+        "weight": 5.0,
+    }
 
 
 RECORDS = pl.DataFrame(
@@ -82,6 +95,6 @@ def test_summaries_no_decision_can_change_are_written_while_the_model_decides():
     described = dict(entities.select("title", "description").rows())
     assert described["Tobias Renn"] == "Renn pilots the ferry. Tobias Renn owns the ferry."
     assert described["Mara"] == "Mara rows at dawn. Mara won the cup."
-    assert dict(relationships.select(pl.concat_str("source", pl.lit(" -> "), "target"), "description").rows())["Harbor -> Mara"] == (
-        "Mara keeps her boat in the harbor. Mara trains in the harbor."
-    )
+    assert dict(relationships.select(pl.concat_str("source", pl.lit(" -> "), "target"), "description").rows())[
+        "Harbor -> Mara"
+    ] == ("Mara keeps her boat in the harbor. Mara trains in the harbor.")

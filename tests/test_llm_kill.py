@@ -33,9 +33,21 @@ def test_sigkill_mid_extraction_then_rerun_repeats_no_finished_call(tmp_path, in
             "GRAPHRAG_LLM_MODEL": "fake-chat",
             "GRAPHRAG_LLM_CONCURRENCY": "2",
         }
-        command = [sys.executable, "-m", "graphrag_assets.cli", "--input", str(input_dir), "--db", str(tmp_path / "index.duckdb"), "--vectors", str(tmp_path / "lancedb")]
+        command = [
+            sys.executable,
+            "-m",
+            "graphrag_assets.cli",
+            "--input",
+            str(input_dir),
+            "--db",
+            str(tmp_path / "index.duckdb"),
+            "--vectors",
+            str(tmp_path / "lancedb"),
+        ]
         # Its own process group: the kill takes down everything it started, as a crash would.
-        process = subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        process = subprocess.Popen(
+            command, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         deadline = time.monotonic() + 120
         while len([r for r in fake.completions() if "finished" in r]) < 10:
             assert time.monotonic() < deadline and process.poll() is None, "indexer ended before it could be killed"
@@ -51,7 +63,9 @@ def test_sigkill_mid_extraction_then_rerun_repeats_no_finished_call(tmp_path, in
         rerun_env = env | {"GRAPHRAG_LLM_CONCURRENCY": "16"}
         rerun = subprocess.run(command, env=rerun_env, cwd=REPO, capture_output=True, text=True, timeout=600)
         assert rerun.returncode == 0, rerun.stderr[-2000:]
-        repeated = [r["task"] for r in fake.requests[before:] if r["path"].endswith("/chat/completions") and _key(r) in answered]
+        repeated = [
+            r["task"] for r in fake.requests[before:] if r["path"].endswith("/chat/completions") and _key(r) in answered
+        ]
         assert repeated == []
     with duckdb.connect(str(tmp_path / "index.duckdb"), read_only=True) as connection:
         assert connection.execute("SELECT count(*) FROM community_reports").fetchone()[0] > 0

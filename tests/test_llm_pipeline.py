@@ -4,7 +4,6 @@ from collections import Counter
 
 import duckdb
 
-
 from .conftest import FAKE_LLM_KEY
 from .fake_openai import Fault
 
@@ -24,14 +23,22 @@ def _rowing_notes(input_dir) -> None:
     "Saltmarsh Square"), which shares a word with it, and "Penhalow"/"Penhallow", a
     one-letter variant in two files, which shares none (the fake model confirms the first
     kind of pair and rejects the second)."""
-    (input_dir / "default" / "rowing_club.txt").write_text("Rowing notes: the cup went to the crew of Salt Marsh Square, and Penhalow cheered.\n")
-    (input_dir / "default" / "sailing_club.txt").write_text("Sailing notes: the regatta went to the dinghy crew, and Penhallow cheered.\n")
+    (input_dir / "default" / "rowing_club.txt").write_text(
+        "Rowing notes: the cup went to the crew of Salt Marsh Square, and Penhalow cheered.\n"
+    )
+    (input_dir / "default" / "sailing_club.txt").write_text(
+        "Sailing notes: the regatta went to the dinghy crew, and Penhallow cheered.\n"
+    )
 
 
 def _entities_llm_usage(instance) -> dict:
     from dagster import AssetKey
 
-    return instance.get_latest_materialization_event(AssetKey("entities")).asset_materialization.metadata["llm_by_stage"].value
+    return (
+        instance.get_latest_materialization_event(AssetKey("entities"))
+        .asset_materialization.metadata["llm_by_stage"]
+        .value
+    )
 
 
 def test_llm_index_tables_calls_cache_and_no_key_anywhere(fake_llm, input_dir, index, instance, dagster_home, tmp_path):
@@ -47,13 +54,21 @@ def test_llm_index_tables_calls_cache_and_no_key_anywhere(fake_llm, input_dir, i
     # one report per community, one summary per entity/relationship with several descriptions.
     assert tasks["extract_graph"] == units and tasks["glean"] == units
     assert tasks["community_report"] == communities
-    multi = _sql(settings, "SELECT count(*) FROM extracted_entities GROUP BY name_key HAVING count(DISTINCT description) > 1")
+    multi = _sql(
+        settings, "SELECT count(*) FROM extracted_entities GROUP BY name_key HAVING count(DISTINCT description) > 1"
+    )
     assert tasks["summarize_descriptions"] >= len(multi)
     assert report.llm_calls == sum(tasks.values()) + len(fake_llm.embedding_requests())
 
     # Both proposed merges went to the model in one call; the rejected one is recorded, not applied.
     assert tasks["confirm_merges"] == 1
-    merges = _sql(settings, "SELECT title, merged_into_title, reason, decided_by, rejected, decision_reason FROM entity_merges ORDER BY rejected")
+    merges = _sql(
+        settings,
+        (
+            "SELECT title, merged_into_title, reason, decided_by, rejected, decision_reason FROM entity_merges ORDER "
+            "BY rejected"
+        ),
+    )
     # The merged entity keeps one of the two written forms; the merge names it as the graph does.
     square = _sql(settings, "SELECT title FROM entities WHERE title IN ('Salt Marsh Square', 'Saltmarsh Square')")
     assert len(square) == 1
@@ -62,7 +77,10 @@ def test_llm_index_tables_calls_cache_and_no_key_anywhere(fake_llm, input_dir, i
         (merges[1][0], merges[1][1], merges[1][2], "fake-chat", True, "The names have no word in common."),
     ]
     assert {merges[1][0], merges[1][1]} == {"Penhalow", "Penhallow"} and merges[1][2].startswith("spelling variant")
-    assert _sql(settings, "SELECT title FROM entities WHERE title IN ('Penhalow', 'Penhallow') ORDER BY title") == [("Penhallow",), ("Penhalow",)]
+    assert _sql(settings, "SELECT title FROM entities WHERE title IN ('Penhalow', 'Penhallow') ORDER BY title") == [
+        ("Penhallow",),
+        ("Penhalow",),
+    ]
     assert _sql(settings, "SELECT count(*) FROM entities WHERE title ILIKE '%marsh square'") == [(1,)]
     assert _entities_llm_usage(instance)["confirm_merges"]["calls"] == 1
 
@@ -84,7 +102,10 @@ def test_llm_index_tables_calls_cache_and_no_key_anywhere(fake_llm, input_dir, i
     assert again.source_runs and again.graph_runs
     assert len(fake_llm.requests) == before
     assert again.llm_calls == 0
-    assert _entities_llm_usage(instance)["confirm_merges"] | {"cache_hits": 1, "calls": 0} == _entities_llm_usage(instance)["confirm_merges"]
+    assert (
+        _entities_llm_usage(instance)["confirm_merges"] | {"cache_hits": 1, "calls": 0}
+        == _entities_llm_usage(instance)["confirm_merges"]
+    )
 
     # The key is nowhere on disk: index, snapshot, vectors, Dagster's run and event storage.
     secret = KEY.encode()
@@ -112,13 +133,24 @@ def test_failed_calls_are_recorded_checked_and_retried_alone(fake_llm, input_dir
     from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
     key = AssetCheckKey(AssetKey("extractions"), "extraction_calls_succeeded")
-    assert instance.event_log_storage.get_latest_asset_check_execution_by_key([key])[key].status == AssetCheckExecutionRecordStatus.FAILED
+    assert (
+        instance.event_log_storage.get_latest_asset_check_execution_by_key([key])[key].status
+        == AssetCheckExecutionRecordStatus.FAILED
+    )
     # The unconfirmed merges stand on the rule's word, and the failure is recorded and checked.
-    failed = _sql(settings, "SELECT scope, stage, item_id FROM llm_failures WHERE stage = 'confirm_merges' ORDER BY item_id")
-    assert failed == [("default#summary", "confirm_merges", "penhallow ~ penhalow"), ("default#summary", "confirm_merges", "salt marsh square ~ saltmarsh square")]
+    failed = _sql(
+        settings, "SELECT scope, stage, item_id FROM llm_failures WHERE stage = 'confirm_merges' ORDER BY item_id"
+    )
+    assert failed == [
+        ("default#summary", "confirm_merges", "penhallow ~ penhalow"),
+        ("default#summary", "confirm_merges", "salt marsh square ~ saltmarsh square"),
+    ]
     assert _sql(settings, "SELECT DISTINCT decided_by, rejected FROM entity_merges") == [("rule (LLM failed)", False)]
     key = AssetCheckKey(AssetKey("entities"), "summary_calls_succeeded")
-    assert instance.event_log_storage.get_latest_asset_check_execution_by_key([key])[key].status == AssetCheckExecutionRecordStatus.FAILED
+    assert (
+        instance.event_log_storage.get_latest_asset_check_execution_by_key([key])[key].status
+        == AssetCheckExecutionRecordStatus.FAILED
+    )
 
     before = Counter(r["task"] for r in fake_llm.completions())
     _, retry = index(input_dir)
@@ -129,7 +161,9 @@ def test_failed_calls_are_recorded_checked_and_retried_alone(fake_llm, input_dir
     assert _sql(settings, "SELECT DISTINCT decided_by FROM entity_merges") == [("fake-chat",)]
 
 
-def test_an_embedding_outage_fails_only_the_embeddings_and_a_rerun_completes_without_completions(fake_llm, input_dir, index, monkeypatch):
+def test_an_embedding_outage_fails_only_the_embeddings_and_a_rerun_completes_without_completions(
+    fake_llm, input_dir, index, monkeypatch
+):
     monkeypatch.setenv("GRAPHRAG_LLM_MAX_RETRIES", "1")
     # The embedding endpoint is down for the whole first pass: the embeddings requested
     # ahead during extraction and reports fail, and so does the embeddings step.
@@ -139,7 +173,11 @@ def test_an_embedding_outage_fails_only_the_embeddings_and_a_rerun_completes_wit
     assert len(first.source_runs) >= 1
     # Extraction and reports went through regardless; nothing of theirs is lost.
     assert _sql(settings, "SELECT count(*) FROM llm_failures") == [(0,)]
-    assert _sql(settings, "SELECT count(*) FROM community_reports")[0][0] == _sql(settings, "SELECT count(*) FROM communities")[0][0] > 0
+    assert (
+        _sql(settings, "SELECT count(*) FROM community_reports")[0][0]
+        == _sql(settings, "SELECT count(*) FROM communities")[0][0]
+        > 0
+    )
     assert _sql(settings, "SELECT count(*) FROM embeddings") == [(0,)]
 
     fake_llm.faults.clear()  # the endpoint is back

@@ -72,7 +72,15 @@ def test_graphrag_index_records_runs_and_materializations_in_postgres(postgres, 
     database = postgres.create_database("index")
     home = instance_home(tmp_path, POSTGRES_INSTANCE)
     index = tmp_path / "index" / "graphrag.duckdb"
-    command = [str(BIN / "graphrag-index"), "--input", str(SAMPLE_CORPUS), "--db", str(index), "--vectors", str(tmp_path / "index" / "lancedb")]
+    command = [
+        str(BIN / "graphrag-index"),
+        "--input",
+        str(SAMPLE_CORPUS),
+        "--db",
+        str(index),
+        "--vectors",
+        str(tmp_path / "index" / "lancedb"),
+    ]
     env = environment(home, tmp_path, **postgres.environment(database))
 
     first = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
@@ -81,11 +89,17 @@ def test_graphrag_index_records_runs_and_materializations_in_postgres(postgres, 
     assert {name for name, _ in runs} == {"index_sources", "build_graph"}
     assert {status for _, status in runs} == {DagsterRunStatus.SUCCESS.value}
     # so that run monitoring can tell whether their process died
-    assert postgres.query(database, "SELECT DISTINCT value FROM run_tags WHERE key = %s", (HOST_TAG,)) == [(this_host(),)]
-    materialized = postgres.query(database, "SELECT DISTINCT asset_key FROM event_logs WHERE dagster_event_type = 'ASSET_MATERIALIZATION'")
+    assert postgres.query(database, "SELECT DISTINCT value FROM run_tags WHERE key = %s", (HOST_TAG,)) == [
+        (this_host(),)
+    ]
+    materialized = postgres.query(
+        database, "SELECT DISTINCT asset_key FROM event_logs WHERE dagster_event_type = 'ASSET_MATERIALIZATION'"
+    )
     assert {json.loads(key)[0] for (key,) in materialized} == {"documents", *GRAPH_ASSETS}
     # The DuckDB pool lives in Postgres too, with its one slot.
-    assert postgres.query(database, "SELECT concurrency_key, count(*) FROM concurrency_slots GROUP BY concurrency_key") == [(DUCKDB_POOL, 1)]
+    assert postgres.query(
+        database, "SELECT concurrency_key, count(*) FROM concurrency_slots GROUP BY concurrency_key"
+    ) == [(DUCKDB_POOL, 1)]
     assert not list(home.rglob("*.db")), "nothing may be stored in SQLite beside the instance"
 
     pointer = read_pointer(str(index))
@@ -105,7 +119,12 @@ def dagster_daemon(env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]
     code server and their run workers), stopped at the end."""
     with log.open("a") as output:
         daemon = subprocess.Popen(
-            [str(BIN / "dagster-daemon"), "run", "-w", "workspace.yaml"], cwd=REPO, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+            [str(BIN / "dagster-daemon"), "run", "-w", "workspace.yaml"],
+            cwd=REPO,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         try:
             yield daemon
@@ -121,7 +140,9 @@ def dagster_daemon(env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]
 
 
 @pytest.mark.parametrize("instance_file", [POSTGRES_INSTANCE, DEFAULT_INSTANCE], ids=["postgres", "default"])
-def test_a_run_whose_processes_were_killed_is_failed_frees_the_pool_slot_and_is_run_again(instance_file, request, tmp_path, monkeypatch):
+def test_a_run_whose_processes_were_killed_is_failed_frees_the_pool_slot_and_is_run_again(
+    instance_file, request, tmp_path, monkeypatch
+):
     """``dagster dev`` killed mid-run (daemon, code server and run worker at once): the
     next daemon finds the run STARTED, with the DuckDB pool's slot, and no process behind it."""
     home = instance_home(tmp_path, instance_file, poll_interval_seconds=2, free_slots_after_run_end_seconds=1)
@@ -130,14 +151,20 @@ def test_a_run_whose_processes_were_killed_is_failed_frees_the_pool_slot_and_is_
         postgres = request.getfixturevalue("postgres")
         storage = postgres.environment(postgres.create_database("monitoring"))
     (tmp_path / "input" / "default").mkdir(parents=True)
-    (tmp_path / "input" / "default" / "harbour.txt").write_text("Clara Okafor inspected the Port Calder harbour with Mara Ellison.\n")
+    (tmp_path / "input" / "default" / "harbour.txt").write_text(
+        "Clara Okafor inspected the Port Calder harbour with Mara Ellison.\n"
+    )
     index = tmp_path / "index" / "graphrag.duckdb"
     index.parent.mkdir()
     with IndexStore(index):
         pass  # the tables, so that the daemon's consistency pass can read the file
     env = environment(
-        home, tmp_path, **storage,
-        GRAPHRAG_INPUT_DIR=str(tmp_path / "input"), GRAPHRAG_DB=str(index), GRAPHRAG_VECTORS=str(tmp_path / "index" / "lancedb"),
+        home,
+        tmp_path,
+        **storage,
+        GRAPHRAG_INPUT_DIR=str(tmp_path / "input"),
+        GRAPHRAG_DB=str(index),
+        GRAPHRAG_VECTORS=str(tmp_path / "index" / "lancedb"),
     )
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -150,16 +177,29 @@ def test_a_run_whose_processes_were_killed_is_failed_frees_the_pool_slot_and_is_
     # the pool slot meanwhile: a run in the middle of its work.
     with Holder(str(index)) as holder, DagsterInstance.get() as instance:
         with dagster_daemon(env, log) as daemon:
-            run_id = wait_for(lambda: next(iter(slot_holders()), None), "a run holding the DuckDB pool slot", log, timeout=240)
-            pid, reported_at = wait_for(lambda: worker_process(instance, instance.get_run_by_id(run_id)), "the run worker's process id", log)
+            run_id = wait_for(
+                lambda: next(iter(slot_holders()), None), "a run holding the DuckDB pool slot", log, timeout=240
+            )
+            pid, reported_at = wait_for(
+                lambda: worker_process(instance, instance.get_run_by_id(run_id)), "the run worker's process id", log
+            )
             os.killpg(daemon.pid, signal.SIGKILL)
-            wait_for(lambda: not process_alive(pid, reported_at), "the run worker to die with the daemon", log, timeout=30)
+            wait_for(
+                lambda: not process_alive(pid, reported_at), "the run worker to die with the daemon", log, timeout=30
+            )
         assert instance.get_run_by_id(run_id).status == DagsterRunStatus.STARTED and slot_holders() == {run_id}
 
         with dagster_daemon(env, log):
-            wait_for(lambda: instance.get_run_by_id(run_id).status == DagsterRunStatus.FAILURE, "the killed run marked failed", log)
+            wait_for(
+                lambda: instance.get_run_by_id(run_id).status == DagsterRunStatus.FAILURE,
+                "the killed run marked failed",
+                log,
+            )
             # by run monitoring, through the launcher's health check
-            assert any(f"run worker process {pid} on {this_host()} is gone" in entry.message for entry in instance.all_logs(run_id))
+            assert any(
+                f"run worker process {pid} on {this_host()} is gone" in entry.message
+                for entry in instance.all_logs(run_id)
+            )
             wait_for(lambda: run_id not in slot_holders(), "its pool slot freed", log)
             if instance.run_retries_enabled:
                 wait_for(lambda: instance.get_runs(RunsFilter(tags={PARENT_RUN_TAG: run_id})), "the run retried", log)

@@ -13,7 +13,16 @@ import pytest
 
 from graphrag_assets.core.tokens import count_tokens
 from graphrag_assets.storage.search import LexicalIndex
-from graphrag_query import IndexReader, asearch, basic_search, drift_search, global_search, local_search, search, search_stream
+from graphrag_query import (
+    IndexReader,
+    asearch,
+    basic_search,
+    drift_search,
+    global_search,
+    local_search,
+    search,
+    search_stream,
+)
 from graphrag_query.local_mode import LocalSettings, build_local_context
 from graphrag_query.result import EXTRACTIVE_LABEL, NO_DATA_ANSWER
 
@@ -39,7 +48,10 @@ def _resolves(result, reader):
 def test_bm25_terms_are_stored_with_the_index_and_rank_as_the_texts_do(sample_index, reader):
     with duckdb.connect(str(sample_index.database), read_only=True) as connection:
         kinds = dict(connection.execute("SELECT kind, count(DISTINCT id) FROM search_terms GROUP BY kind").fetchall())
-    assert kinds == {"text_unit_text": reader.table("text_units").height, "community_full_content": reader.table("community_reports").height}
+    assert kinds == {
+        "text_unit_text": reader.table("text_units").height,
+        "community_full_content": reader.table("community_reports").height,
+    }
     units = reader.table("text_units")
     tokenized = LexicalIndex.from_texts(units["id"].to_list(), units["text"].to_list())
     for question in ["Clara Okafor Verrin River", "王海燕 厦门大学", "lantern festival"]:
@@ -53,12 +65,16 @@ def test_import_pulls_in_none_of_the_heavy_indexing_dependencies():
     # the LLM clients, torch); their absence is checked here, the time itself in bench/.
     heavy = ["dagster", "lancedb", "openai", "instructor", "torch", "sentence_transformers", "networkx"]
     code = f"import sys; import graphrag_query; print([m for m in {heavy!r} if m in sys.modules])"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    ).stdout.strip()
     assert out == "[]"
 
 
 def test_global_search_batches_fit_the_map_budget_and_points_are_ranked(reader):
-    result = global_search("What did Mara Ellison do with Xiamen University?", reader=reader, map_budget=1_500, budget=800)
+    result = global_search(
+        "What did Mara Ellison do with Xiamen University?", reader=reader, map_budget=1_500, budget=800
+    )
     assert result.answer.startswith(EXTRACTIVE_LABEL)
     assert result.details["map_batches"] > 1
     assert all(tokens <= 1_500 for tokens in result.details["map_batch_tokens"])
@@ -121,7 +137,10 @@ def test_local_context_respects_budget_shares_and_ranks_as_specified(reader):
     assert all(text for section, text in texts.items() if section != "claims"), texts  # offline: no claims
     assert count_tokens(texts["reports"]) <= budgets["reports"]
     assert count_tokens(texts["sources"]) <= budgets["sources"]
-    assert sum(count_tokens(texts[s]) for s in ("entities", "relationships", "claims")) <= budgets["entities+relationships"]
+    assert (
+        sum(count_tokens(texts[s]) for s in ("entities", "relationships", "claims"))
+        <= budgets["entities+relationships"]
+    )
 
 
 def test_local_search_answers_with_citations_that_resolve(reader):
@@ -179,7 +198,15 @@ def test_streaming_and_async_forms(reader):
 
 def test_queries_succeed_while_another_process_holds_the_index_for_writing(sample_index):
     holder = subprocess.Popen(
-        [sys.executable, "-c", f"import duckdb, time; c = duckdb.connect({sample_index.database!r}); c.execute('BEGIN'); print('locked', flush=True); time.sleep(60)"],
+        [
+            sys.executable,
+            "-c",
+            (
+                f"import duckdb, time; c = duckdb.connect({sample_index.database!r}); c.execute('BEGIN'); "
+                f"print('locked', "
+                f"flush=True); time.sleep(60)"
+            ),
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -198,7 +225,15 @@ def test_queries_succeed_while_another_process_holds_the_index_for_writing(sampl
 
 def test_graphrag_query_cli_json(sample_index):
     out = subprocess.run(
-        [sys.executable, "-m", "graphrag_query.cli", "What did Clara Okafor do?", "--db", sample_index.database, "--json"],
+        [
+            sys.executable,
+            "-m",
+            "graphrag_query.cli",
+            "What did Clara Okafor do?",
+            "--db",
+            sample_index.database,
+            "--json",
+        ],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -212,7 +247,16 @@ def test_graphrag_query_cli_json(sample_index):
 
 def test_graphrag_query_cli_prints_the_answer_then_its_sources(sample_index):
     out = subprocess.run(
-        [sys.executable, "-m", "graphrag_query.cli", "What did Clara Okafor do?", "--db", sample_index.database, "--method", "local"],
+        [
+            sys.executable,
+            "-m",
+            "graphrag_query.cli",
+            "What did Clara Okafor do?",
+            "--db",
+            sample_index.database,
+            "--method",
+            "local",
+        ],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -223,8 +267,18 @@ def test_graphrag_query_cli_prints_the_answer_then_its_sources(sample_index):
     assert "Clara Okafor" in answer
     assert "Sources:" in footer and "(0 LLM calls" in footer
     missing = subprocess.run(
-        [sys.executable, "-m", "graphrag_query.cli", "anything", "--db", str(Path(sample_index.database).with_name("absent.duckdb"))],
-        capture_output=True, text=True, cwd=REPO, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "graphrag_query.cli",
+            "anything",
+            "--db",
+            str(Path(sample_index.database).with_name("absent.duckdb")),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
     )
     assert missing.returncode == 2 and "absent.duckdb" in missing.stderr
 

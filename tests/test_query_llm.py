@@ -136,7 +136,12 @@ def test_async_stream_leaves_the_event_loop_free(fake_llm, reader):
 
 def test_a_repeated_answer_comes_from_the_cache_and_only_a_complete_one_is_cached(fake_llm, tmp_path):
     llm = QueryLLM(LLMSettings.from_env(), QueryCallLog(tmp_path / "graphrag.duckdb", "default"))
-    values = {"question": "What happened?", "context": "-----Sources-----\n1|A storm hit.", "history": "", "response_type": "one sentence"}
+    values = {
+        "question": "What happened?",
+        "context": "-----Sources-----\n1|A storm hit.",
+        "history": "",
+        "response_type": "one sentence",
+    }
     interrupted = llm.stream("answer_from_context", **values)
     next(interrupted)
     interrupted.close()  # the reader stopped after the first token: nothing cached
@@ -169,7 +174,9 @@ def test_a_failure_before_the_first_token_is_retried(fake_llm, reader):
 
 def test_a_stream_holds_its_concurrency_slot_until_it_is_read_or_closed(fake_llm):
     fake_llm.seconds_per_completion_token = 0.05
-    client = LLMClient(LLMSettings.from_env().model_copy(update={"concurrency": 1}), LLMCache(duckdb.connect(":memory:")))
+    client = LLMClient(
+        LLMSettings.from_env().model_copy(update={"concurrency": 1}), LLMCache(duckdb.connect(":memory:"))
+    )
 
     def ask(n):
         return client.stream_text("query", "v1", [{"role": "user", "content": f"[task: answer] question {n}"}])

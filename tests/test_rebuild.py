@@ -43,12 +43,16 @@ def _rows(database: str) -> dict[str, pl.DataFrame]:
         "documents": _table(database, "SELECT id, text FROM documents ORDER BY id"),
         "text_units": _table(database, "SELECT id, human_readable_id, text FROM text_units ORDER BY id"),
         "extracted_entities": _table(database, "SELECT * FROM extracted_entities ORDER BY ALL"),
-        "sources": _table(database, "SELECT source_partition, settings_hash, indexed_at FROM sources ORDER BY source_partition"),
+        "sources": _table(
+            database, "SELECT source_partition, settings_hash, indexed_at FROM sources ORDER BY source_partition"
+        ),
         "entities": _table(database, "SELECT id, human_readable_id, title, description FROM entities ORDER BY id"),
     }
 
 
-def test_a_stage_code_version_change_redoes_that_stage_and_what_follows_only(index, input_dir, instance, monkeypatch, settings_for, tmp_path):
+def test_a_stage_code_version_change_redoes_that_stage_and_what_follows_only(
+    index, input_dir, instance, monkeypatch, settings_for, tmp_path
+):
     settings, _ = index(input_dir)
     before, counts = _rows(settings.database), _materializations(instance)
 
@@ -60,14 +64,23 @@ def test_a_stage_code_version_change_redoes_that_stage_and_what_follows_only(ind
     version = CODE_VERSIONS["clustering"]
     assert work == {
         "default": CorpusWork(
-            f"clustering code changed (version {version - 1} -> {version})", ("communities", "community_reports", "embeddings", "published_index")
+            f"clustering code changed (version {version - 1} -> {version})",
+            ("communities", "community_reports", "embeddings", "published_index"),
         )
     }
     _, report = index(input_dir)
     assert not report.source_runs and len(report.graph_runs) == 1 and not report.failed_runs
     after = _materializations(instance)
-    assert {asset for asset in ALL_ASSETS if after[asset] != counts[asset]} == {"communities", "community_reports", "embeddings", "published_index"}
-    assert all(after[asset] == counts[asset] + 1 for asset in ["communities", "community_reports", "embeddings", "published_index"])
+    assert {asset for asset in ALL_ASSETS if after[asset] != counts[asset]} == {
+        "communities",
+        "community_reports",
+        "embeddings",
+        "published_index",
+    }
+    assert all(
+        after[asset] == counts[asset] + 1
+        for asset in ["communities", "community_reports", "embeddings", "published_index"]
+    )
     for table, rows in _rows(settings.database).items():
         assert rows.equals(before[table]), table
     recorded = _table(settings.database, "SELECT stage_fingerprints FROM corpus_builds")["stage_fingerprints"][0]
@@ -127,11 +140,16 @@ def test_the_ui_sees_the_same_versions_and_rebuilds_by_a_run_config_of_the_graph
 
     job = definitions.resolve_job_def("build_graph")
     rebuildable = {
-        node.name for node in job.graph.nodes if node.definition.config_schema and "rebuild" in getattr(node.definition.config_schema.as_field().config_type, "fields", {})
+        node.name
+        for node in job.graph.nodes
+        if node.definition.config_schema
+        and "rebuild" in getattr(node.definition.config_schema.as_field().config_type, "fields", {})
     }
     assert rebuildable == set(fingerprints.KEEPS_EARLIER_WORK)
 
-    result = job.execute_in_process(instance=instance, partition_key="default", run_config={"ops": {"text_units": {"config": {"rebuild": True}}}})
+    result = job.execute_in_process(
+        instance=instance, partition_key="default", run_config={"ops": {"text_units": {"config": {"rebuild": True}}}}
+    )
     assert result.success
     assert _latest(instance, "text_units")["sources_chunked"] == SOURCES
     assert _materializations(instance)["documents"] == counts["documents"]
@@ -151,4 +169,6 @@ def test_graphrag_index_rebuild_chunking_rechunks_and_names_the_stages(dagster_h
 
     unknown = _run(["--input", str(SAMPLE_CORPUS), "--rebuild", "chunker"], dagster_home, tmp_path)
     assert unknown.returncode == 2
-    assert "invalid choice: 'chunker'" in unknown.stderr and ", ".join(repr(stage) for stage in STAGES) in unknown.stderr
+    assert (
+        "invalid choice: 'chunker'" in unknown.stderr and ", ".join(repr(stage) for stage in STAGES) in unknown.stderr
+    )

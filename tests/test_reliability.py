@@ -20,7 +20,7 @@ import pytest
 from graphrag_assets.storage.snapshot import pointer_path, published_builds, snapshot_dir
 
 from .conftest import FAKE_LLM_KEY, REPO, SAMPLE_CORPUS
-from .fake_openai import Fault, FakeOpenAI
+from .fake_openai import FakeOpenAI, Fault
 
 EDITED = "river_cleanup.txt"
 EDIT_MARKER = "Quillon Barrowmere"
@@ -48,7 +48,14 @@ class Indexer:
 
     def start(self) -> subprocess.Popen:
         # Its own process group: the kill takes down everything it started, as a crash would.
-        return subprocess.Popen(self.command, cwd=REPO, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        return subprocess.Popen(
+            self.command,
+            cwd=REPO,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
     def query(self, sql: str, snapshot: bool = False) -> pl.DataFrame:
         path = published_snapshot(self.database) if snapshot else self.database
@@ -117,7 +124,10 @@ def test_sigkill_while_publishing_an_update_then_the_rerun_publishes_the_edit(tm
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert "0 new, 0 changed" in rerun.stdout and "last build not published" in rerun.stdout
     assert indexer.query(marker, snapshot=True)["n"][0] == 1
-    assert indexer.query(f"SELECT count(*) AS n FROM entities WHERE title ILIKE '%{EDIT_MARKER}%'", snapshot=True)["n"][0] == 1
+    assert (
+        indexer.query(f"SELECT count(*) AS n FROM entities WHERE title ILIKE '%{EDIT_MARKER}%'", snapshot=True)["n"][0]
+        == 1
+    )
 
 
 @pytest.fixture
@@ -180,7 +190,10 @@ def test_failed_report_calls_fail_the_run_and_the_next_run_retries_exactly_them(
     # The same reports and entities as a build that never saw a fault.
     clean = Indexer(tmp_path / "clean", **llm_env(endpoint))
     assert clean.run().returncode == 0
-    for columns in ("SELECT title, type, description FROM entities ORDER BY title", "SELECT community, title, summary, generated_by FROM community_reports ORDER BY community"):
+    for columns in (
+        "SELECT title, type, description FROM entities ORDER BY title",
+        "SELECT community, title, summary, generated_by FROM community_reports ORDER BY community",
+    ):
         assert indexer.query(columns, snapshot=True).equals(clean.query(columns, snapshot=True))
 
 
@@ -205,8 +218,13 @@ def test_a_held_index_file_fails_the_run_with_a_message_naming_the_holder_and_lo
     indexer = Indexer(tmp_path)
     assert indexer.run().returncode == 0
     indexer.edit()
-    code = "import duckdb, sys; c = duckdb.connect(sys.argv[1], read_only=True); print('open', flush=True); sys.stdin.read()"
-    holder = subprocess.Popen([sys.executable, "-c", code, str(indexer.database)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    code = (
+        "import duckdb, sys; c = duckdb.connect(sys.argv[1], read_only=True); print('open', flush=True); "
+        "sys.stdin.read()"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(indexer.database)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert holder.stdout.readline().strip() == "open"
     try:
         held = indexer.run(GRAPHRAG_LOCK_WAIT_SECONDS="2")
@@ -217,4 +235,7 @@ def test_a_held_index_file_fails_the_run_with_a_message_naming_the_holder_and_lo
     assert f"is held by process {holder.pid}" in held.stderr and "Traceback" not in held.stderr
     rerun = indexer.run()
     assert rerun.returncode == 0, rerun.stderr[-3000:]
-    assert indexer.query(f"SELECT count(*) AS n FROM text_units WHERE text LIKE '%{EDIT_MARKER}%'", snapshot=True)["n"][0] == 1
+    assert (
+        indexer.query(f"SELECT count(*) AS n FROM text_units WHERE text LIKE '%{EDIT_MARKER}%'", snapshot=True)["n"][0]
+        == 1
+    )

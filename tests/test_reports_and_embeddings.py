@@ -15,7 +15,9 @@ from .conftest import SAMPLE_CORPUS
 
 def _sample_graph():
     texts = [p.read_text(encoding="utf-8") for p in sorted((SAMPLE_CORPUS / "default").glob("*.[tm][xd]*"))]
-    documents = pl.DataFrame({"id": [f"d{i}" for i in range(len(texts))], "text": texts, "corpus": "c", "source_partition": "c/x"})
+    documents = pl.DataFrame(
+        {"id": [f"d{i}" for i in range(len(texts))], "text": texts, "corpus": "c", "source_partition": "c/x"}
+    )
     units = chunk_documents(documents)
     entities, relationships = build_graph(*extract_offline(units), units, "c")
     communities = detect_communities(relationships, "c")
@@ -47,7 +49,9 @@ def test_extractive_reports_one_per_community_with_cited_findings():
 
 def test_hashed_embedder_is_normalised_and_lexically_meaningful():
     embedder = HashedNgramEmbedder(256)
-    vectors = embedder.embed(["Harbor Institute research on Calder Bay", "research at the Harbor Institute", "王海燕在厦门大学工作", ""])
+    vectors = embedder.embed(
+        ["Harbor Institute research on Calder Bay", "research at the Harbor Institute", "王海燕在厦门大学工作", ""]
+    )
     assert vectors.shape == (4, 256)
     assert np.allclose(np.linalg.norm(vectors[:3], axis=1), 1.0, atol=1e-5)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
@@ -64,7 +68,10 @@ def test_embeddings_are_reused_for_unchanged_text_only():
     assert embedded == wanted.height == first.height
     changed = wanted.with_columns(
         pl.when(pl.int_range(pl.len()) == 0).then(pl.lit("edited text")).otherwise(pl.col("text")).alias("text"),
-        pl.when(pl.int_range(pl.len()) == 0).then(pl.lit("new-hash")).otherwise(pl.col("content_hash")).alias("content_hash"),
+        pl.when(pl.int_range(pl.len()) == 0)
+        .then(pl.lit("new-hash"))
+        .otherwise(pl.col("content_hash"))
+        .alias("content_hash"),
     )
     second, embedded_again = embed_missing(changed, first, embedder, "c")
     assert embedded_again == 1

@@ -15,12 +15,27 @@ from .fake_openai import FakeOpenAI
 
 def _graph(n: int):
     entities = {
-        f"e{i}": {"id": f"e{i}", "human_readable_id": i, "title": f"Entity {i}", "description": "A long description. " * 20, "degree": n - i}
+        f"e{i}": {
+            "id": f"e{i}",
+            "human_readable_id": i,
+            "title": f"Entity {i}",
+            "description": "A long description. " * 20,
+            "degree": n - i,
+        }
         for i in range(n)
     }
     relationships = {
-        f"r{i}": {"id": f"r{i}", "human_readable_id": i, "source": f"Entity {i}", "target": f"Entity {i + 1}", "source_id": f"e{i}", "target_id": f"e{i + 1}",
-                  "description": "They work together. " * 10, "combined_degree": 2 * n - 2 * i, "weight": float(n - i)}
+        f"r{i}": {
+            "id": f"r{i}",
+            "human_readable_id": i,
+            "source": f"Entity {i}",
+            "target": f"Entity {i + 1}",
+            "source_id": f"e{i}",
+            "target_id": f"e{i + 1}",
+            "description": "They work together. " * 10,
+            "combined_degree": 2 * n - 2 * i,
+            "weight": float(n - i),
+        }
         for i in range(n - 1)
     }
     return entities, relationships
@@ -41,8 +56,16 @@ def test_big_community_substitutes_sub_reports_and_never_exceeds_the_budget():
         2: {"community": 2, "size": 30, "entity_ids": [f"e{i}" for i in range(30)]},
         3: {"community": 3, "size": 20, "entity_ids": [f"e{i}" for i in range(30, 50)]},
     }
-    reports = {2: {"title": "Child two", "full_content": "# Child two\n\nSummary of the first thirty."}, 3: {"title": "Child three", "full_content": "Summary of twenty."}}
-    community = {"community": 1, "entity_ids": list(entities), "relationship_ids": list(relationships), "children": [2, 3]}
+    reports = {
+        2: {"title": "Child two", "full_content": "# Child two\n\nSummary of the first thirty."},
+        3: {"title": "Child three", "full_content": "Summary of twenty."},
+    }
+    community = {
+        "community": 1,
+        "entity_ids": list(entities),
+        "relationship_ids": list(relationships),
+        "children": [2, 3],
+    }
     budget = 2_000
     assert needs_sub_reports(community, entities, relationships, budget)
     sections = report_context(community, entities, relationships, reports, children, budget)
@@ -65,13 +88,29 @@ def test_context_ignores_the_graph_outside_the_community():
 
 def _frames():
     entities, relationships = _graph(6)
-    entity_frame = pl.DataFrame(list(entities.values())).with_columns(pl.lit("PERSON").alias("type"), pl.lit(1).alias("frequency"))
+    entity_frame = pl.DataFrame(list(entities.values())).with_columns(
+        pl.lit("PERSON").alias("type"), pl.lit(1).alias("frequency")
+    )
     relationship_frame = pl.DataFrame(list(relationships.values()))
     communities = pl.DataFrame(
         [
-            {"id": f"c{n}", "human_readable_id": n, "community": n, "level": level, "parent": parent, "children": children, "title": f"Community {n}",
-             "entity_ids": members, "relationship_ids": [r for r, v in relationships.items() if v["source_id"] in members and v["target_id"] in members],
-             "text_unit_ids": [], "period": "p", "size": len(members), "corpus": "c"}
+            {
+                "id": f"c{n}",
+                "human_readable_id": n,
+                "community": n,
+                "level": level,
+                "parent": parent,
+                "children": children,
+                "title": f"Community {n}",
+                "entity_ids": members,
+                "relationship_ids": [
+                    r for r, v in relationships.items() if v["source_id"] in members and v["target_id"] in members
+                ],
+                "text_unit_ids": [],
+                "period": "p",
+                "size": len(members),
+                "corpus": "c",
+            }
             for n, level, parent, children, members in [
                 (0, 0, -1, [2, 3], ["e0", "e1", "e2", "e3"]),
                 (1, 0, -1, [], ["e4", "e5"]),
@@ -103,8 +142,17 @@ def test_unchanged_reports_are_kept_without_a_call_and_changed_ones_rewritten():
         assert again.equals(first)
 
         # e4's description changes: only community 1 (its only community) is rewritten.
-        edited = entities.with_columns(pl.when(pl.col("id") == "e4").then(pl.lit("A new description.")).otherwise(pl.col("description")).alias("description"))
+        edited = entities.with_columns(
+            pl.when(pl.col("id") == "e4")
+            .then(pl.lit("A new description."))
+            .otherwise(pl.col("description"))
+            .alias("description")
+        )
         third, _, written = write(edited, first)
         assert len(written) == 1 and len(fake.completions("community_report")) == 5
-        changed = third.join(first, on="id", suffix="_old").filter(pl.col("input_hash") != pl.col("input_hash_old"))["community"].to_list()
+        changed = (
+            third.join(first, on="id", suffix="_old")
+            .filter(pl.col("input_hash") != pl.col("input_hash_old"))["community"]
+            .to_list()
+        )
         assert changed == [1]

@@ -8,7 +8,14 @@ import pytest
 from graphrag_assets.core.extraction.names import name_key
 from graphrag_assets.core.extraction.records import EXTRACTED_ENTITY_COLUMNS
 from graphrag_assets.core.merge_confirmation import MAX_PAIRS_PER_CALL, STAGE, confirm_merges, pair_batches
-from graphrag_assets.core.resolution import DECISION_COLUMNS, FALLBACK, PAIR_COLUMNS, apply_resolution, candidate_pairs, resolve
+from graphrag_assets.core.resolution import (
+    DECISION_COLUMNS,
+    FALLBACK,
+    PAIR_COLUMNS,
+    apply_resolution,
+    candidate_pairs,
+    resolve,
+)
 from graphrag_assets.llm.client import LLMCache, LLMClient, run_with
 from graphrag_assets.llm.settings import LLMSettings
 
@@ -25,7 +32,14 @@ def _records(names: list[tuple], source: str = "c/pages.jsonl") -> pl.DataFrame:
         for unit in units.split():
             said = description[0] if description else f"{title} is named here."
             rows.append(
-                {"text_unit_id": unit, "corpus": "c", "source_partition": source, "name_key": name_key(title), "title": title, "type": kind}
+                {
+                    "text_unit_id": unit,
+                    "corpus": "c",
+                    "source_partition": source,
+                    "name_key": name_key(title),
+                    "title": title,
+                    "type": kind,
+                }
                 | {"description": said, "mentions": mentions}
             )
     return pl.DataFrame(rows, schema=EXTRACTED_ENTITY_COLUMNS)
@@ -33,7 +47,9 @@ def _records(names: list[tuple], source: str = "c/pages.jsonl") -> pl.DataFrame:
 
 def _case_records(case: dict) -> pl.DataFrame:
     names = [case["a"], case["b"], *case.get("others", [])]
-    return _records([(title, kind, 1, units, said) for title, kind, units, said in names], f"c/{case.get('source', 'pages.jsonl')}")
+    return _records(
+        [(title, kind, 1, units, said) for title, kind, units, said in names], f"c/{case.get('source', 'pages.jsonl')}"
+    )
 
 
 @pytest.mark.parametrize("case", PAIRS["must_merge"], ids=lambda case: f"{case['a'][0]} ~ {case['b'][0]}")
@@ -51,7 +67,11 @@ def test_distinct_names_without_evidence_stay_apart(case):
     a, b = name_key(case["a"][0]), name_key(case["b"][0])
     mapping, _ = resolve(records, "c")
     assert mapping.get(a, a) != mapping.get(b, b)
-    assert candidate_pairs(records).filter(pl.col("name_key_a").is_in([a, b]) & pl.col("name_key_b").is_in([a, b])).is_empty()
+    assert (
+        candidate_pairs(records)
+        .filter(pl.col("name_key_a").is_in([a, b]) & pl.col("name_key_b").is_in([a, b]))
+        .is_empty()
+    )
 
 
 def test_the_pair_table_is_large_enough():
@@ -63,7 +83,13 @@ def test_variants_merge_into_the_most_frequent_name_and_merges_are_recorded():
         [
             ("Cratchit", "PERSON", 9, "u1", "Cratchit carved the goose."),
             ("Cratchits", "PERSON", 4, "u1", "The Cratchits sat down to dinner."),
-            ("Xiamen University", "ORGANIZATION", 5, "u2", "The library of Xiamen University holds old maps of Fujian."),
+            (
+                "Xiamen University",
+                "ORGANIZATION",
+                5,
+                "u2",
+                "The library of Xiamen University holds old maps of Fujian.",
+            ),
             ("Xiamen Universty", "ORGANIZATION", 1, "u3", "The library of Xiamen Universty holds old maps."),  # a typo
             ("Tobias Renn", "PERSON", 6, "u4"),
             ("Renn", "PERSON", 2, "u4"),
@@ -153,7 +179,10 @@ def test_the_model_confirms_one_merge_and_rejects_another_and_failures_keep_the_
             ("renn", "tobias renn", "fake-chat", False),
             ("cratchits", "cratchit", "fake-chat", True),
         ]
-        assert merges["decision_reason"].to_list() == ["Both names contain 'renn'.", "The names have no word in common."]
+        assert merges["decision_reason"].to_list() == [
+            "Both names contain 'renn'.",
+            "The names have no word in common.",
+        ]
         # The model saw each name's type, what the records say about it and the evidence.
         prompt = fake.completions(STAGE)[-1]["body"]["messages"][0]["content"]
         assert "Renn [PERSON]: Renn is named here. / Renn pilots the ferry." in prompt
@@ -166,7 +195,9 @@ def test_the_model_confirms_one_merge_and_rejects_another_and_failures_keep_the_
 
 
 def test_names_told_apart_are_never_joined_through_other_merges():
-    records = _records([("Ellison", "PERSON", 5, "u1"), ("Ellisons", "PERSON", 2, "u1"), ("Ellisson", "PERSON", 1, "u2")])
+    records = _records(
+        [("Ellison", "PERSON", 5, "u1"), ("Ellisons", "PERSON", 2, "u1"), ("Ellisson", "PERSON", 1, "u2")]
+    )
     decisions = pl.DataFrame(
         [
             ("ellison", "ellisons", "inflection", 1.0, True, "m", "same"),
@@ -179,18 +210,33 @@ def test_names_told_apart_are_never_joined_through_other_merges():
     mapping, merges = resolve(records, "c", decisions=decisions)
     assert mapping == {"ellisons": "ellison"}
     kept_apart = merges.filter(pl.col("rejected")).sort("name_key")
-    assert kept_apart.select("name_key", "merged_into_key").rows() == [("ellisson", "ellison"), ("ellisson", "ellisons")]
-    assert kept_apart["decision_reason"].to_list() == ["different", "not applied: it would join Ellison and Ellisson, which were told apart"]
+    assert kept_apart.select("name_key", "merged_into_key").rows() == [
+        ("ellisson", "ellison"),
+        ("ellisson", "ellisons"),
+    ]
+    assert kept_apart["decision_reason"].to_list() == [
+        "different",
+        "not applied: it would join Ellison and Ellisson, which were told apart",
+    ]
 
 
 def test_pairs_are_asked_in_batches_of_whole_groups_and_a_new_name_re_asks_few():
     def pairs(numbers):
-        return pl.DataFrame([(f"name {i:03d}", f"name {i:03d}s", "inflection", 1.0) for i in numbers], schema=PAIR_COLUMNS, orient="row")
+        return pl.DataFrame(
+            [(f"name {i:03d}", f"name {i:03d}s", "inflection", 1.0) for i in numbers], schema=PAIR_COLUMNS, orient="row"
+        )
 
-    group = pl.DataFrame([("harbour", "harbours", "inflection", 1.0), ("harbour", "old harbour", "alias in same text unit", 1.0)], schema=PAIR_COLUMNS, orient="row")
+    group = pl.DataFrame(
+        [("harbour", "harbours", "inflection", 1.0), ("harbour", "old harbour", "alias in same text unit", 1.0)],
+        schema=PAIR_COLUMNS,
+        orient="row",
+    )
     before = pair_batches(pairs(range(0, 400, 2)).vstack(group))
     assert len(before) <= 25 and all(len(batch) <= MAX_PAIRS_PER_CALL for batch in before)  # 202 pairs
     assert sum(any(p["name_key_a"] == "harbour" for p in batch) for batch in before) == 1
     # One more name changes the batches around it only; the rest are cache hits.
-    changed = [sum(batch not in before for batch in pair_batches(pairs([*range(0, 400, 2), odd]).vstack(group))) for odd in range(1, 400, 2)]
+    changed = [
+        sum(batch not in before for batch in pair_batches(pairs([*range(0, 400, 2), odd]).vstack(group)))
+        for odd in range(1, 400, 2)
+    ]
     assert max(changed) <= 4 and sum(changed) / len(changed) < 2

@@ -46,7 +46,10 @@ def test_rank_fusion_rewards_agreement_between_rankings():
 def test_vector_search_is_exact_and_honours_exclusions():
     rng = np.random.default_rng(7)
     matrix = rng.normal(size=(50, 16)).astype(np.float32)
-    rows = pl.DataFrame({"id": [f"v{i}" for i in range(50)], "vector": matrix.tolist()}, schema={"id": pl.String, "vector": pl.List(pl.Float32)})
+    rows = pl.DataFrame(
+        {"id": [f"v{i}" for i in range(50)], "vector": matrix.tolist()},
+        schema={"id": pl.String, "vector": pl.List(pl.Float32)},
+    )
     index = VectorIndex.from_rows(rows)
     hits = index.nearest(matrix[12], 3)
     assert hits["id"][0] == "v12" and abs(hits["similarity"][0] - 1.0) < 1e-5
@@ -61,7 +64,9 @@ def _graph(mentions: dict[str, list[str]]) -> MentionGraph:
     """A mention graph from {text unit id: [name keys]}."""
     units = pl.DataFrame({"id": list(mentions)})
     records = pl.DataFrame(
-        [(unit, name) for unit, names in mentions.items() for name in names], schema={"text_unit_id": pl.String, "name_key": pl.String}, orient="row"
+        [(unit, name) for unit, names in mentions.items() for name in names],
+        schema={"text_unit_id": pl.String, "name_key": pl.String},
+        orient="row",
     )
     entities = pl.DataFrame(schema={"text_unit_ids": pl.List(pl.String), "name_key": pl.String})
     return MentionGraph.build(units, entities, records)
@@ -116,7 +121,9 @@ def test_a_given_title_heads_every_text_unit_of_its_document_file_names_do_not()
 
 
 def test_the_offline_answer_follows_the_bridge_name_to_the_second_hop():
-    graph = _graph({"u1": ["blue harbour", "lucia ferro"], "u2": ["lucia ferro", "turin"], "u3": ["marco vela", "genoa"]})
+    graph = _graph(
+        {"u1": ["blue harbour", "lucia ferro"], "u2": ["lucia ferro", "turin"], "u3": ["marco vela", "genoa"]}
+    )
     evidence = [
         Evidence("Blue Harbour is a 1990 drama film directed by Lucia Ferro.", "Sources (1)"),
         Evidence("Marco Vela was born in Genoa and never directed a film.", "Sources (3)"),
@@ -132,14 +139,20 @@ def test_the_offline_answer_follows_the_bridge_name_to_the_second_hop():
 def test_relevance_ignores_framing_words_and_accepts_several_question_terms_at_lower_coverage():
     from graphrag_query.relevance import RelevanceScorer
 
-    collection = [
-        "Privacy laws slow down technology development, the guest said.",
-        "New privacy rules were debated in parliament last year.",
-        "The weather was fine and the guest arrived early.",
-        "Technology development in batteries was fast.",
-        "Laws of physics apply everywhere.",
-    ] + [f"Technology and its development, story {n}." for n in range(6)] + [f"An unrelated sentence about gardening number {n}." for n in range(20)]
-    scorer = RelevanceScorer("How do guests typically perceive the impact of privacy laws on technology development?", collection)
+    collection = (
+        [
+            "Privacy laws slow down technology development, the guest said.",
+            "New privacy rules were debated in parliament last year.",
+            "The weather was fine and the guest arrived early.",
+            "Technology development in batteries was fast.",
+            "Laws of physics apply everywhere.",
+        ]
+        + [f"Technology and its development, story {n}." for n in range(6)]
+        + [f"An unrelated sentence about gardening number {n}." for n in range(20)]
+    )
+    scorer = RelevanceScorer(
+        "How do guests typically perceive the impact of privacy laws on technology development?", collection
+    )
     # Words that frame the question are not its subject: rare as they are, they weigh nothing.
     assert not {"typically", "perceive"} & set(scorer.question_terms)
     assert {"privacy", "law", "technology", "development"} <= set(scorer.question_terms)

@@ -32,7 +32,9 @@ def _bench(monkeypatch):
     return module
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} is absent: the 2Wiki-101 set lives in ../shared beside the checkout")
+@pytest.mark.skipif(
+    not DATA.is_dir(), reason=f"{DATA} is absent: the 2Wiki-101 set lives in ../shared beside the checkout"
+)
 def test_retrieval_on_a_2wiki_slice_meets_its_floors(index, tmp_path, monkeypatch):
     bench = _bench(monkeypatch)
     for key in [k for k in os.environ if k.startswith("GRAPHRAG_")]:
@@ -70,7 +72,8 @@ def test_retrieval_on_a_2wiki_slice_meets_its_floors(index, tmp_path, monkeypatc
         f"BM25 {bm25['recall']['2']:.3f}/{bm25['recall']['5']:.3f}/{bm25['recall']['8']:.3f}; "
         f"gold present @4k: local {local['gold_present']:.3f}, basic {basic['budgets']['4000']['gold_present']:.3f}, "
         f"BM25 {bm25['budgets']['4000']['gold_present']:.3f}; "
-        f"all gold @4k: local {local['all_gold_present']:.3f}, basic {basic['budgets']['4000']['all_gold_present']:.3f}, "
+        f"all gold @4k: local {local['all_gold_present']:.3f}, basic "
+        f"{basic['budgets']['4000']['all_gold_present']:.3f}, "
         f"BM25 {bm25['budgets']['4000']['all_gold_present']:.3f}"
     )
     print(figures)

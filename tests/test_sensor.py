@@ -33,7 +33,9 @@ def _tick(instance, cursor):
 
 
 def _ranges(result):
-    return [(r.tags[RANGE_START_TAG], r.tags[RANGE_END_TAG]) for r in result.run_requests if r.job_name == "index_sources"]
+    return [
+        (r.tags[RANGE_START_TAG], r.tags[RANGE_END_TAG]) for r in result.run_requests if r.job_name == "index_sources"
+    ]
 
 
 def test_add_edit_delete_rename_burst_and_restart(instance, input_dir, monkeypatch):
@@ -89,7 +91,11 @@ def test_consistency_pass_rereads_changed_and_incompletely_indexed_sources(index
     source left incomplete (a text unit's extraction failed: settings_hash NULL), are
     read again; everything else is left alone."""
     settings, _ = index(input_dir)
-    for name, value in {"GRAPHRAG_INPUT_DIR": str(input_dir), "GRAPHRAG_DB": settings.database, "GRAPHRAG_VECTORS": settings.vectors}.items():
+    for name, value in {
+        "GRAPHRAG_INPUT_DIR": str(input_dir),
+        "GRAPHRAG_DB": settings.database,
+        "GRAPHRAG_VECTORS": settings.vectors,
+    }.items():
         monkeypatch.setenv(name, value)
     context = build_sensor_context(instance=instance)
     assert isinstance(consistency_sensor(context), SkipReason)
@@ -97,7 +103,9 @@ def test_consistency_pass_rereads_changed_and_incompletely_indexed_sources(index
     edited = input_dir / "default" / "river_cleanup.txt"
     edited.write_text(edited.read_text(encoding="utf-8") + "\nClara Okafor thanked the volunteers.\n", encoding="utf-8")
     with duckdb.connect(settings.database) as connection:
-        connection.execute("UPDATE sources SET settings_hash = NULL WHERE source_partition = 'default/calder_shipping.txt'")
+        connection.execute(
+            "UPDATE sources SET settings_hash = NULL WHERE source_partition = 'default/calder_shipping.txt'"
+        )
     publish_snapshot(settings.database, settings.vectors, "default")
     requests = consistency_sensor(context)
     assert sorted((r.tags[RANGE_START_TAG], r.tags[RANGE_END_TAG]) for r in requests) == [
@@ -110,14 +118,22 @@ def test_consistency_pass_finishes_a_build_that_was_not_published(index, input_d
     """A crash between the build and its publication (here: the pointer removed) is finished
     by the next pass, with only the publishing step, unless the live file is held."""
     settings, _ = index(input_dir)
-    for name, value in {"GRAPHRAG_INPUT_DIR": str(input_dir), "GRAPHRAG_DB": settings.database, "GRAPHRAG_VECTORS": settings.vectors}.items():
+    for name, value in {
+        "GRAPHRAG_INPUT_DIR": str(input_dir),
+        "GRAPHRAG_DB": settings.database,
+        "GRAPHRAG_VECTORS": settings.vectors,
+    }.items():
         monkeypatch.setenv(name, value)
     pointer_path(settings.database).unlink()
     requests = consistency_sensor(build_sensor_context(instance=instance))
-    assert [(r.job_name, r.partition_key, r.asset_selection) for r in requests] == [("build_graph", "default", [AssetKey("published_index")])]
+    assert [(r.job_name, r.partition_key, r.asset_selection) for r in requests] == [
+        ("build_graph", "default", [AssetKey("published_index")])
+    ]
 
     code = "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('open', flush=True); sys.stdin.read()"
-    holder = subprocess.Popen([sys.executable, "-c", code, settings.database], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, settings.database], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert holder.stdout.readline().strip() == "open"
     try:
         assert isinstance(consistency_sensor(build_sensor_context(instance=instance)), SkipReason)

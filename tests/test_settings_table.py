@@ -18,7 +18,18 @@ from .conftest import REPO
 TABLE_START = "<!-- settings table: generated from graphrag_assets/configuration.py"
 TABLE_END = "<!-- end of settings table -->"
 # Where a GRAPHRAG_ variable may be named: the code, its scripts and its documentation.
-SCANNED = ("graphrag_assets/**/*.py", "graphrag_query/**/*.py", "bench/**/*.py", "scripts/*", "*.md", "docs/*.md", "bench/*.md", "prompts/*.md", "notebooks/*.ipynb", "deploy/**/*.yaml")
+SCANNED = (
+    "graphrag_assets/**/*.py",
+    "graphrag_query/**/*.py",
+    "bench/**/*.py",
+    "scripts/*",
+    "*.md",
+    "docs/*.md",
+    "bench/*.md",
+    "prompts/*.md",
+    "notebooks/*.ipynb",
+    "deploy/**/*.yaml",
+)
 
 
 @pytest.fixture
@@ -33,13 +44,26 @@ def test_readme_table_is_the_declared_one():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     start = readme.index(TABLE_START)
     table = readme[readme.index("\n", start) + 1 : readme.index(TABLE_END)].strip()
-    assert table == markdown_table(), "README.md's settings table differs from graphrag_assets/configuration.py: regenerate it with graphrag-index --show-settings --markdown"
+    assert table == markdown_table(), (
+        "README.md's settings table differs from graphrag_assets/configuration.py: regenerate it with graphrag-index "
+        "--show-settings --markdown"
+    )
 
 
 def test_every_variable_named_anywhere_is_declared_and_read_through_the_declaration():
-    texts = {path: path.read_text(encoding="utf-8", errors="replace") for pattern in SCANNED for path in REPO.glob(pattern) if path.is_file()}
+    texts = {
+        path: path.read_text(encoding="utf-8", errors="replace")
+        for pattern in SCANNED
+        for path in REPO.glob(pattern)
+        if path.is_file()
+    }
     # Python names that merely start with GRAPHRAG_ (GRAPHRAG_COLUMNS, a table layout).
-    constants = {name for path, text in texts.items() if path.suffix == ".py" for name in re.findall(r"^\s*(GRAPHRAG_\w+)\s*(?::[^=\n]*)?=(?!=)", text, re.M)}
+    constants = {
+        name
+        for path, text in texts.items()
+        if path.suffix == ".py"
+        for name in re.findall(r"^\s*(GRAPHRAG_\w+)\s*(?::[^=\n]*)?=(?!=)", text, re.M)
+    }
     named = {
         name: path.relative_to(REPO)
         for path, text in texts.items()
@@ -54,7 +78,9 @@ def test_every_variable_named_anywhere_is_declared_and_read_through_the_declarat
         if path.suffix == ".py" and path.parts[len(REPO.parts)] in ("graphrag_assets", "graphrag_query")
         for read in re.findall(r"(?:environ\.get\(|environ\[|getenv\()\s*[\"']GRAPHRAG_\w+", text)
     ]
-    assert direct_reads == [], "read GRAPHRAG_ variables with configuration.value_of, so their type, default and errors are the declared ones"
+    assert direct_reads == [], (
+        "read GRAPHRAG_ variables with configuration.value_of, so their type, default and errors are the declared ones"
+    )
 
 
 def test_declaration_is_well_formed():
@@ -69,12 +95,16 @@ def test_declaration_is_well_formed():
 @pytest.mark.parametrize("settings_class, declared", [(IndexSettings, INDEX_SETTINGS), (LLMSettings, LLM_SETTINGS)])
 def test_settings_classes_load_exactly_the_declared_fields(settings_class, declared):
     fields = settings_class.model_fields
-    assert {setting.field for setting in declared} == set(fields) - {"model_prices"}  # model_prices: from GRAPHRAG_LLM_PRICES' file
+    assert {setting.field for setting in declared} == set(fields) - {
+        "model_prices"
+    }  # model_prices: from GRAPHRAG_LLM_PRICES' file
     for setting in declared:
         field = fields[setting.field]
         assert field.default == setting.default, setting.variable
         annotation = field.annotation
-        assert annotation is setting.kind or setting.kind in typing.get_args(annotation) or setting.secret, setting.variable
+        assert annotation is setting.kind or setting.kind in typing.get_args(annotation) or setting.secret, (
+            setting.variable
+        )
 
 
 def _changed(setting, current):
@@ -91,9 +121,19 @@ def test_each_stage_fingerprint_hashes_exactly_the_settings_declared_for_it(unse
     LLM, and no other stage's; an undeclared one changes none."""
     prices = tmp_path / "prices.csv"
     prices.write_text("model,input_per_million,output_per_million\nchat,1,2\n")
-    choices = {"GRAPHRAG_CHUNKING_MODE": "sentences", "GRAPHRAG_EMBEDDER": "minilm", "GRAPHRAG_LLM_MODE": "json", "GRAPHRAG_LLM_PRICES": str(prices)}
+    choices = {
+        "GRAPHRAG_CHUNKING_MODE": "sentences",
+        "GRAPHRAG_EMBEDDER": "minilm",
+        "GRAPHRAG_LLM_MODE": "json",
+        "GRAPHRAG_LLM_PRICES": str(prices),
+    }
     offline = {}
-    with_llm = {"GRAPHRAG_LLM_MODEL": "chat", "GRAPHRAG_LLM_BASE_URL": "http://127.0.0.1:9/v1", "GRAPHRAG_EMBEDDING_MODEL": "embed", "GRAPHRAG_LLM_CLAIMS": "true"}
+    with_llm = {
+        "GRAPHRAG_LLM_MODEL": "chat",
+        "GRAPHRAG_LLM_BASE_URL": "http://127.0.0.1:9/v1",
+        "GRAPHRAG_EMBEDDING_MODEL": "embed",
+        "GRAPHRAG_LLM_CLAIMS": "true",
+    }
 
     def fingerprints(environ):
         with unset_environment.context() as patch:
@@ -126,7 +166,9 @@ def test_fingerprints_of_existing_indexes_are_unchanged(unset_environment):
         "reports": "v3/a52e94e1e72df895",
         "embeddings": "v1/e4ac4e4a2977c80e",
     }
-    assert {stage: str(fingerprint) for stage, fingerprint in current_fingerprints(IndexSettings.from_env()).items()} == recorded
+    assert {
+        stage: str(fingerprint) for stage, fingerprint in current_fingerprints(IndexSettings.from_env()).items()
+    } == recorded
 
 
 def test_a_bad_value_is_named_with_its_variable():
@@ -134,12 +176,21 @@ def test_a_bad_value_is_named_with_its_variable():
         LLMSettings.from_env({"GRAPHRAG_LLM_CONCURRENCY": "lots"})
     with pytest.raises(ValueError, match=r"GRAPHRAG_ENTITY_RESOLUTION='maybe' is not a valid bool"):
         IndexSettings.from_env({"GRAPHRAG_ENTITY_RESOLUTION": "maybe"})
-    assert IndexSettings.from_env({"GRAPHRAG_LEIDEN_SEED": "0x10", "GRAPHRAG_ENTITY_RESOLUTION": "off"}).leiden_seed == 16
+    assert (
+        IndexSettings.from_env({"GRAPHRAG_LEIDEN_SEED": "0x10", "GRAPHRAG_ENTITY_RESOLUTION": "off"}).leiden_seed == 16
+    )
     assert LLMSettings.from_env({"OPENAI_API_KEY": "sk-fallback"}).api_key.get_secret_value() == "sk-fallback"
-    assert LLMSettings.from_env({"OPENAI_API_KEY": "sk-fallback", "GRAPHRAG_LLM_API_KEY": "sk-own"}).api_key.get_secret_value() == "sk-own"
+    assert (
+        LLMSettings.from_env(
+            {"OPENAI_API_KEY": "sk-fallback", "GRAPHRAG_LLM_API_KEY": "sk-own"}
+        ).api_key.get_secret_value()
+        == "sk-own"
+    )
 
 
-def test_show_settings_prints_values_and_sources_with_keys_redacted_and_indexes_nothing(unset_environment, tmp_path, capsys):
+def test_show_settings_prints_values_and_sources_with_keys_redacted_and_indexes_nothing(
+    unset_environment, tmp_path, capsys
+):
     from graphrag_assets.cli import main
 
     unset_environment.setenv("GRAPHRAG_CHUNK_SIZE", "600")

@@ -35,7 +35,18 @@ CHAT, EMBED = ModelPrice(2.0, 8.0), ModelPrice(0.1, 0.0)
 INDEXED = CallSite("default", "run-1")
 # Each answered call above as llm_calls records it, a repeat of the first answered from the
 # cache, and a question answered by local search: (stage, model, price, tokens, cached).
-CALL_RECORDS = [call_record(INDEXED, row.stage, row.model, CHAT if row.model == "fake-chat" else EMBED, row.prompt_tokens, row.completion_tokens, False) for row in LLM_CALLS]
+CALL_RECORDS = [
+    call_record(
+        INDEXED,
+        row.stage,
+        row.model,
+        CHAT if row.model == "fake-chat" else EMBED,
+        row.prompt_tokens,
+        row.completion_tokens,
+        False,
+    )
+    for row in LLM_CALLS
+]
 CALL_RECORDS.append(call_record(INDEXED, "extraction", "fake-chat", CHAT, 0, 0, True))
 QUERY_CALLS = [call_record(CallSite(), "query", "fake-chat", CHAT, 3_000, 250, False)]
 UNREADABLE = "default/broken.csv"
@@ -48,7 +59,7 @@ def snapshot(sample_index, tmp_path_factory) -> str:
     paths (the sample is indexed offline and reads every file)."""
     copy = tmp_path_factory.mktemp("cookbook") / "snapshot.duckdb"
     shutil.copyfile(read_pointer(sample_index.database)["snapshot"], copy)
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     query_log = QueryCallLog(copy, "default")
     query_log.append(QUERY_CALLS, "local_search")
     with IndexStore(copy) as store:
@@ -58,9 +69,21 @@ def snapshot(sample_index, tmp_path_factory) -> str:
         # The copy's views read this copy's file of query calls.
         describe_for_sql_users(store.open_connection, str(query_log.path))
         with store.transaction() as tx:
-            failure = {"scope": "default#report", "stage": "report", "item_id": "community-3", "error": "HTTP 500", "recorded_at": now}
+            failure = {
+                "scope": "default#report",
+                "stage": "report",
+                "item_id": "community-3",
+                "error": "HTTP 500",
+                "recorded_at": now,
+            }
             tx.replace("llm_failures", pl.DataFrame([failure], schema=LLM_FAILURE_COLUMNS), ["default#report"])
-            error = {"corpus": "default", "source_partition": UNREADABLE, "source_path": "broken.csv", "error": "not UTF-8", "recorded_at": now}
+            error = {
+                "corpus": "default",
+                "source_partition": UNREADABLE,
+                "source_path": "broken.csv",
+                "error": "not UTF-8",
+                "recorded_at": now,
+            }
             tx.replace("source_errors", pl.DataFrame([error], schema=SOURCE_ERROR_COLUMNS), [UNREADABLE])
     return str(copy)
 
@@ -92,34 +115,56 @@ def test_the_published_snapshot_has_the_views_and_the_live_file_only_tables(samp
     names = {view.name for view in VIEWS}
     with duckdb.connect(read_pointer(sample_index.database)["snapshot"], read_only=True) as published:
         assert names <= {row[0] for row in published.execute("SELECT view_name FROM duckdb_views()").fetchall()}
-        macros = published.execute("SELECT function_name FROM duckdb_functions() WHERE function_type = 'table_macro'").fetchall()
+        macros = published.execute(
+            "SELECT function_name FROM duckdb_functions() WHERE function_type = 'table_macro'"
+        ).fetchall()
         assert {macro.name for macro in MACROS} <= {row[0] for row in macros}
     with duckdb.connect(sample_index.database, read_only=True) as live:
         assert not names & {row[0] for row in live.execute("SELECT view_name FROM duckdb_views()").fetchall()}
 
 
 def test_tables_views_and_asset_schemas_are_described_from_one_set_of_descriptions(sql):
-    comments = {(t, c): comment for t, c, comment in sql.execute("SELECT table_name, column_name, comment FROM duckdb_columns()").fetchall()}
+    comments = {
+        (t, c): comment
+        for t, c, comment in sql.execute("SELECT table_name, column_name, comment FROM duckdb_columns()").fetchall()
+    }
     for table in TABLES.values():
         for column in table.columns:
             assert comments[(table.name, column)] == column_description(table.name, column)
         schema = table_metadata(table.name, pl.DataFrame(schema=table.columns), [])["dagster/column_schema"]
-        assert [(c.name, c.description) for c in schema.columns] == [(c, column_description(table.name, c)) for c in table.columns]
+        assert [(c.name, c.description) for c in schema.columns] == [
+            (c, column_description(table.name, c)) for c in table.columns
+        ]
     table_comments = dict(sql.execute("SELECT table_name, comment FROM duckdb_tables()").fetchall())
     assert all(table_comments[table.name] == table.description for table in TABLES.values())
     for view in VIEWS:
         # The declared columns are the view's columns, in order: the descriptions cannot drift.
-        assert [(c, comments[(view.name, c)]) for c in sql.sql(f'SELECT * FROM "{view.name}" LIMIT 0').columns] == list(view.columns.items())
+        assert [(c, comments[(view.name, c)]) for c in sql.sql(f'SELECT * FROM "{view.name}" LIMIT 0').columns] == list(
+            view.columns.items()
+        )
 
 
 def test_an_entitys_text_units_come_with_the_documents_and_files_they_were_cut_from(sql):
     entity = rows(sql, "SELECT * FROM entities WHERE corpus = 'default' AND title = 'Helen Strand'")[0]
     found = rows(sql, "SELECT * FROM entity_text_units WHERE entity_title = 'HELEN STRAND'")
     assert sorted(row["text_unit_id"] for row in found) == sorted(entity["text_unit_ids"])
-    units = {row["id"]: row for row in rows(sql, "SELECT t.*, d.title AS document_title, d.source_path FROM text_units t JOIN documents d ON d.id = t.document_id")}
+    units = {
+        row["id"]: row
+        for row in rows(
+            sql,
+            (
+                "SELECT t.*, d.title AS document_title, d.source_path FROM text_units t JOIN documents d ON d.id "
+                "= t.document_id"
+            ),
+        )
+    }
     for row in found:
         unit = units[row["text_unit_id"]]
-        assert (row["document_id"], row["document_title"], row["source_path"]) == (unit["document_id"], unit["document_title"], unit["source_path"])
+        assert (row["document_id"], row["document_title"], row["source_path"]) == (
+            unit["document_id"],
+            unit["document_title"],
+            unit["source_path"],
+        )
         assert "helen strand" in row["text_unit_text"].lower()
     assert len({row["source_path"] for row in found}) > 1
 
@@ -129,7 +174,9 @@ def test_the_community_hierarchy_of_an_entity_goes_from_level_0_down_through_par
     by_entity: dict[str, list[dict]] = {}
     for row in hierarchy:
         by_entity.setdefault(row["entity_id"], []).append(row)
-    clustered = sql.execute("SELECT count(DISTINCT e) FROM (SELECT unnest(entity_ids) AS e FROM communities)").fetchone()[0]
+    clustered = sql.execute(
+        "SELECT count(DISTINCT e) FROM (SELECT unnest(entity_ids) AS e FROM communities)"
+    ).fetchone()[0]
     assert len(by_entity) == clustered and any(len(levels) > 1 for levels in by_entity.values())
     for levels in by_entity.values():
         assert [row["level"] for row in levels] == list(range(len(levels)))
@@ -146,13 +193,17 @@ def test_relationships_between_two_titles_match_in_any_case_and_either_order(sql
     for relationship in relationships[:20]:
         source, target = relationship["source"], relationship["target"]
         for a, b in [(source.lower(), target.upper()), (target.upper(), source.lower()), (source, target)]:
-            found = rows(sql, "SELECT * FROM relationships_between_entities WHERE entity_a = ? AND entity_b = ?", [a, b])
+            found = rows(
+                sql, "SELECT * FROM relationships_between_entities WHERE entity_a = ? AND entity_b = ?", [a, b]
+            )
             assert [row["relationship_id"] for row in found] == [relationship["id"]]
             assert found[0]["entity_a"].lower() == a.lower() and found[0]["weight"] == relationship["weight"]
 
 
 def test_nearest_entities_and_text_units_start_with_themselves(sql):
-    for title in [row[0] for row in sql.execute("SELECT title FROM entities ORDER BY degree DESC, title LIMIT 5").fetchall()]:
+    for title in [
+        row[0] for row in sql.execute("SELECT title FROM entities ORDER BY degree DESC, title LIMIT 5").fetchall()
+    ]:
         nearest = rows(sql, "SELECT * FROM nearest_entities(?, 4)", [title.upper()])
         assert len(nearest) == 4 and nearest[0]["entity_title"] == title
         assert nearest[0]["similarity"] == pytest.approx(1.0, abs=1e-5)
@@ -188,16 +239,34 @@ def test_llm_usage_counts_calls_and_tokens_per_stage_and_model(sql):
     usage = {(row["stage"], row["model"]): row for row in rows(sql, "SELECT * FROM llm_usage_by_stage_and_model")}
     assert set(usage) == {("extraction", "fake-chat"), ("report", "fake-chat"), ("embedding", "fake-embed")}
     extraction = usage[("extraction", "fake-chat")]
-    assert (extraction["answered_calls"], extraction["prompt_tokens"], extraction["completion_tokens"], extraction["total_tokens"]) == (2, 2_000, 400, 2_400)
+    assert (
+        extraction["answered_calls"],
+        extraction["prompt_tokens"],
+        extraction["completion_tokens"],
+        extraction["total_tokens"],
+    ) == (2, 2_000, 400, 2_400)
     assert usage[("embedding", "fake-embed")]["completion_tokens"] == 0
 
 
 def test_the_cost_view_prices_indexing_and_query_calls_at_their_prices(sql):
-    cost = {(row["stage"], row["model"]): row for row in rows(sql, "SELECT * FROM llm_cost_by_corpus_stage_and_model WHERE corpus = 'default'")}
-    assert set(cost) == {("extraction", "fake-chat"), ("report", "fake-chat"), ("embedding", "fake-embed"), ("local_search", "fake-chat")}
+    cost = {
+        (row["stage"], row["model"]): row
+        for row in rows(sql, "SELECT * FROM llm_cost_by_corpus_stage_and_model WHERE corpus = 'default'")
+    }
+    assert set(cost) == {
+        ("extraction", "fake-chat"),
+        ("report", "fake-chat"),
+        ("embedding", "fake-embed"),
+        ("local_search", "fake-chat"),
+    }
     extraction = cost[("extraction", "fake-chat")]
     # 2,000 prompt tokens at 2 USD and 400 completion tokens at 8 USD per million; the cached call is free.
-    assert (extraction["calls"], extraction["cached_calls"], extraction["prompt_tokens"], extraction["completion_tokens"]) == (3, 1, 2_000, 400)
+    assert (
+        extraction["calls"],
+        extraction["cached_calls"],
+        extraction["prompt_tokens"],
+        extraction["completion_tokens"],
+    ) == (3, 1, 2_000, 400)
     assert extraction["cost_usd"] == pytest.approx(0.0072)
     assert cost[("report", "fake-chat")]["cost_usd"] == pytest.approx(0.008)
     assert cost[("embedding", "fake-embed")]["cost_usd"] == pytest.approx(0.00004)

@@ -55,8 +55,7 @@ class ChunkingSettings:
             raise ValueError(f"chunk size must be positive (GRAPHRAG_CHUNK_SIZE), got {self.size}")
         if not 0 <= self.overlap < self.size:
             raise ValueError(
-                f"chunk overlap must be >= 0 and < chunk size {self.size} (GRAPHRAG_CHUNK_OVERLAP), "
-                f"got {self.overlap}"
+                f"chunk overlap must be >= 0 and < chunk size {self.size} (GRAPHRAG_CHUNK_OVERLAP), got {self.overlap}"
             )
         if self.mode not in ("tokens", "sentences"):
             raise ValueError(f"chunking mode must be 'tokens' or 'sentences', got {self.mode!r}")
@@ -157,6 +156,8 @@ def chunk_documents(documents: pl.DataFrame, settings: ChunkingSettings = Chunki
                 }
             )
     frame = pl.DataFrame(rows, schema={k: v for k, v in TEXT_UNIT_COLUMNS.items() if k != "human_readable_id"})
-    return frame.with_row_index("human_readable_id").with_columns(pl.col("human_readable_id").cast(pl.Int64)).select(
-        list(TEXT_UNIT_COLUMNS)
+    return (
+        frame.with_row_index("human_readable_id")
+        .with_columns(pl.col("human_readable_id").cast(pl.Int64))
+        .select(list(TEXT_UNIT_COLUMNS))
     )

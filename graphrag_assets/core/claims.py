@@ -97,7 +97,9 @@ def resolve_claims(claims: pl.DataFrame, entities: pl.DataFrame, merges: pl.Data
         resolved = (
             resolved.with_columns(key)
             .join(by_key, on="name_key", how="left", maintain_order="left")
-            .with_columns(pl.coalesce("title", f"{end}_id").alias(f"{end}_id"), pl.col("id_right").alias(f"{end}_entity_id"))
+            .with_columns(
+                pl.coalesce("title", f"{end}_id").alias(f"{end}_id"), pl.col("id_right").alias(f"{end}_entity_id")
+            )
             .drop("name_key", "title", "id_right")
         )
     return resolved.select(list(RESOLVED_COLUMNS))
@@ -106,7 +108,17 @@ def resolve_claims(claims: pl.DataFrame, entities: pl.DataFrame, merges: pl.Data
 # A context order from the claim's content (subject, type, then the rest), so that it does
 # not depend on the order claims were stored in; only claims equal in all of it (from
 # different text units) fall back on their short number, which stays with its row.
-CLAIM_ORDER = ["subject_id", "type", "object_id", "status", "start_date", "end_date", "description", "source_text", "human_readable_id"]
+CLAIM_ORDER = [
+    "subject_id",
+    "type",
+    "object_id",
+    "status",
+    "start_date",
+    "end_date",
+    "description",
+    "source_text",
+    "human_readable_id",
+]
 
 
 def claim_sort_key(claim: dict) -> tuple:
@@ -115,6 +127,18 @@ def claim_sort_key(claim: dict) -> tuple:
 
 def claim_line(claim: dict) -> str:
     """One context row under ``CLAIM_HEADER``."""
-    period = f"{claim['start_date'] or '?'} to {claim['end_date'] or '?'}" if claim["start_date"] or claim["end_date"] else ""
-    fields = [claim["human_readable_id"], claim["subject_id"], claim["object_id"] or "", claim["type"], claim["status"], period, claim["description"]]
+    period = (
+        f"{claim['start_date'] or '?'} to {claim['end_date'] or '?'}"
+        if claim["start_date"] or claim["end_date"]
+        else ""
+    )
+    fields = [
+        claim["human_readable_id"],
+        claim["subject_id"],
+        claim["object_id"] or "",
+        claim["type"],
+        claim["status"],
+        period,
+        claim["description"],
+    ]
     return "|".join(str(f) for f in fields).replace("\n", " ")

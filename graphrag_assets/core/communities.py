@@ -59,7 +59,10 @@ class CommunitySettings:
         if self.max_cluster_size < 2:
             raise ValueError(f"max_cluster_size must be >= 2 (GRAPHRAG_MAX_CLUSTER_SIZE), got {self.max_cluster_size}")
         if self.trials < 1 or self.iterations < 1:
-            raise ValueError(f"GRAPHRAG_LEIDEN_TRIALS and GRAPHRAG_LEIDEN_ITERATIONS must be >= 1, got {self.trials} and {self.iterations}")
+            raise ValueError(
+                f"GRAPHRAG_LEIDEN_TRIALS and GRAPHRAG_LEIDEN_ITERATIONS must be >= 1, got {self.trials} "
+                f"and {self.iterations}"
+            )
 
 
 def ego_node(relationships: pl.DataFrame) -> str | None:
@@ -69,7 +72,12 @@ def ego_node(relationships: pl.DataFrame) -> str | None:
     only leave it out of clustering."""
     if relationships.is_empty():
         return None
-    ends = pl.concat([relationships.select(pl.col("source_id").alias("node")), relationships.select(pl.col("target_id").alias("node"))])
+    ends = pl.concat(
+        [
+            relationships.select(pl.col("source_id").alias("node")),
+            relationships.select(pl.col("target_id").alias("node")),
+        ]
+    )
     counts = ends.group_by("node").len().sort(["len", "node"], descending=[True, False])
     return counts["node"][0]
 
@@ -93,7 +101,9 @@ def _partition(edges: list[tuple[str, str, float]], settings: CommunitySettings)
     return sorted((sorted(group) for group in groups.values()), key=lambda group: group[0])
 
 
-def _hierarchy(edges: list[tuple[str, str, float]], settings: CommunitySettings) -> tuple[dict[tuple[int, int], list[str]], dict[int, int]]:
+def _hierarchy(
+    edges: list[tuple[str, str, float]], settings: CommunitySettings
+) -> tuple[dict[tuple[int, int], list[str]], dict[int, int]]:
     """((level, cluster) -> members, cluster -> parent cluster or -1). Level 0 partitions
     the whole graph; each community above the size limit is split by partitioning its own
     subgraph, level after level, until every community fits or cannot be split."""
@@ -146,7 +156,7 @@ def detect_communities(
         return pl.DataFrame(schema=COMMUNITY_COLUMNS)
     members, parent_of = _hierarchy(edges, settings)
     children: dict[int, list[int]] = defaultdict(list)
-    for level, cluster in members:
+    for _level, cluster in members:
         if parent_of[cluster] != -1:
             children[parent_of[cluster]].append(cluster)
 
@@ -228,5 +238,8 @@ def stabilize_numbers(new: pl.DataFrame, old: pl.DataFrame, min_overlap: float =
         pl.col("human_readable_id").replace_strict(mapping, return_dtype=pl.Int64),
         pl.col("parent").map_elements(remap, return_dtype=pl.Int64),
         pl.col("children").map_elements(lambda cs: sorted(remap(c) for c in cs), return_dtype=pl.List(pl.Int64)),
-        pl.col("community").replace_strict(mapping, return_dtype=pl.Int64).map_elements(lambda n: f"Community {n}", return_dtype=pl.String).alias("title"),
+        pl.col("community")
+        .replace_strict(mapping, return_dtype=pl.Int64)
+        .map_elements(lambda n: f"Community {n}", return_dtype=pl.String)
+        .alias("title"),
     ).sort("level", "community")

@@ -43,7 +43,7 @@ class HashedNgramEmbedder:
         features = [f"w:{w}" for w in words] + [f"b:{a} {b}" for a, b in zip(words, words[1:])]
         for word in words:
             padded = f"<{word}>"
-            features.extend(f"c:{padded[i:i + 3]}" for i in range(max(len(padded) - 2, 1)))
+            features.extend(f"c:{padded[i : i + 3]}" for i in range(max(len(padded) - 2, 1)))
         return features
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -58,7 +58,9 @@ class HashedNgramEmbedder:
         codes = np.asarray(buckets, dtype=np.uint64)
         signs = np.where((codes >> np.uint64(31)) & np.uint64(1), 1.0, -1.0).astype(np.float32)
         vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        np.add.at(vectors, (np.asarray(rows, dtype=np.int64), (codes % np.uint64(self.dimensions)).astype(np.int64)), signs)
+        np.add.at(
+            vectors, (np.asarray(rows, dtype=np.int64), (codes % np.uint64(self.dimensions)).astype(np.int64)), signs
+        )
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms == 0, 1, norms)
 
@@ -124,7 +126,11 @@ def entity_inputs(entities: pl.DataFrame) -> pl.DataFrame:
 
 def report_inputs(reports: pl.DataFrame) -> pl.DataFrame:
     # Without the "[Data: ...]" citations: they are row numbers, not meaning.
-    return reports.select("id", pl.lit("community_full_content").alias("kind"), pl.col("full_content").str.replace_all(r" ?\[Data: [^\]]*\]", "").alias("text"))
+    return reports.select(
+        "id",
+        pl.lit("community_full_content").alias("kind"),
+        pl.col("full_content").str.replace_all(r" ?\[Data: [^\]]*\]", "").alias("text"),
+    )
 
 
 def embedding_inputs(text_units: pl.DataFrame, entities: pl.DataFrame, reports: pl.DataFrame) -> pl.DataFrame:
@@ -138,7 +144,9 @@ def embedding_inputs(text_units: pl.DataFrame, entities: pl.DataFrame, reports: 
     )
 
 
-def embed_missing(wanted: pl.DataFrame, existing: pl.DataFrame, embedder: Embedder, corpus: str) -> tuple[pl.DataFrame, int]:
+def embed_missing(
+    wanted: pl.DataFrame, existing: pl.DataFrame, embedder: Embedder, corpus: str
+) -> tuple[pl.DataFrame, int]:
     """Embedding rows for ``wanted`` (id, kind, text, content_hash), reusing ``existing``
     vectors whose id, kind, model and content hash match. Returns (rows, newly embedded).
     The missing texts go to the embedder in one call: it batches (and, for an endpoint,

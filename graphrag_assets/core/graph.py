@@ -90,11 +90,20 @@ def _with_endpoints(pairs: pl.DataFrame, entities: pl.DataFrame, corpus: str, *d
     human-readable ids in weight order."""
     ends = entities.select("name_key", "title", "id", "degree")
     return (
-        pairs.join(ends.rename({"name_key": "source_key", "title": "source", "id": "source_id", "degree": "d_s"}), on="source_key")
-        .join(ends.rename({"name_key": "target_key", "title": "target", "id": "target_id", "degree": "d_t"}), on="target_key")
+        pairs.join(
+            ends.rename({"name_key": "source_key", "title": "source", "id": "source_id", "degree": "d_s"}),
+            on="source_key",
+        )
+        .join(
+            ends.rename({"name_key": "target_key", "title": "target", "id": "target_id", "degree": "d_t"}),
+            on="target_key",
+        )
         .with_columns(
             pl.struct("source_key", "target_key")
-            .map_elements(lambda row: stable_id(corpus, "relationship", row["source_key"], row["target_key"]), return_dtype=pl.String)
+            .map_elements(
+                lambda row: stable_id(corpus, "relationship", row["source_key"], row["target_key"]),
+                return_dtype=pl.String,
+            )
             .alias("id"),
             (pl.col("d_s") + pl.col("d_t")).cast(pl.Int64).alias("combined_degree"),
             *description,
@@ -124,7 +133,9 @@ def build_graph(
     )
     n_units = max(unit_order.height, 1)
     # Row order within a text unit is whatever the table returned: break ties by content.
-    records = extracted_entities.join(unit_order, on="text_unit_id").sort("unit_rank", "name_key", "title", "description")
+    records = extracted_entities.join(unit_order, on="text_unit_id").sort(
+        "unit_rank", "name_key", "title", "description"
+    )
 
     candidates = records.group_by("name_key").agg(
         pl.col("text_unit_id").unique(maintain_order=True).alias("text_unit_ids"),
@@ -137,9 +148,7 @@ def build_graph(
         pl.col("document_title").fill_null(False).any().alias("document_title"),
     )
     candidates = candidates.with_columns(
-        pl.struct("type", "mentions")
-        .map_elements(_majority_type, return_dtype=pl.String)
-        .alias("type")
+        pl.struct("type", "mentions").map_elements(_majority_type, return_dtype=pl.String).alias("type")
         if candidates.height
         else pl.lit(None, pl.String).alias("type")
     )
@@ -152,9 +161,11 @@ def build_graph(
         .otherwise((pl.col("total_mentions") >= settings.min_name_mentions) | pl.col("full_name"))
     )
 
-    mentions = records.filter(pl.col("name_key").is_in(kept["name_key"].implode())).select(
-        "text_unit_id", "name_key", "unit_rank"
-    ).unique(["text_unit_id", "name_key"])
+    mentions = (
+        records.filter(pl.col("name_key").is_in(kept["name_key"].implode()))
+        .select("text_unit_id", "name_key", "unit_rank")
+        .unique(["text_unit_id", "name_key"])
+    )
     pairs = (
         mentions.join(mentions, on="text_unit_id", suffix="_b")
         .filter(pl.col("name_key") < pl.col("name_key_b"))
@@ -169,9 +180,7 @@ def build_graph(
         .agg(pl.col("weight").sum().alias("s_ab"), pl.col("description").alias("descriptions"))
     )
     frequency = dict(zip(kept["name_key"], kept["frequency"]))
-    pairs = pairs.join(evidence, on=["source_key", "target_key"], how="left").with_columns(
-        pl.col("s_ab").fill_null(0)
-    )
+    pairs = pairs.join(evidence, on=["source_key", "target_key"], how="left").with_columns(pl.col("s_ab").fill_null(0))
     pairs = pairs.with_columns(
         pl.struct("n_ab", "source_key", "target_key", "s_ab")
         .map_elements(
@@ -188,7 +197,9 @@ def build_graph(
         else pl.lit(None, pl.Float64).alias("weight")
     )
     # A name said once relates only to the names of its own sentence (see the module docstring).
-    once = kept.filter((pl.col("frequency") == 1) & (pl.col("total_mentions") < settings.min_name_mentions))["name_key"].implode()
+    once = kept.filter((pl.col("frequency") == 1) & (pl.col("total_mentions") < settings.min_name_mentions))[
+        "name_key"
+    ].implode()
     said_once = pl.col("source_key").is_in(once) | pl.col("target_key").is_in(once)
     pairs = pairs.filter((pl.col("weight") > 0) & ~(said_once & (pl.col("s_ab") == 0)))
     if pairs.height:
@@ -196,7 +207,9 @@ def build_graph(
         pairs = pairs.filter(pl.col("weight") >= threshold)
 
     degree = (
-        pl.concat([pairs.select(pl.col("source_key").alias("name_key")), pairs.select(pl.col("target_key").alias("name_key"))])
+        pl.concat(
+            [pairs.select(pl.col("source_key").alias("name_key")), pairs.select(pl.col("target_key").alias("name_key"))]
+        )
         .group_by("name_key")
         .agg(pl.len().cast(pl.Int64).alias("degree"))
     )
@@ -206,7 +219,9 @@ def build_graph(
     pairs = pairs.filter(pl.col("source_key").is_in(surviving) & pl.col("target_key").is_in(surviving))
     # Dropping names can lower the degree of their neighbours: recount on the final edges.
     degree = (
-        pl.concat([pairs.select(pl.col("source_key").alias("name_key")), pairs.select(pl.col("target_key").alias("name_key"))])
+        pl.concat(
+            [pairs.select(pl.col("source_key").alias("name_key")), pairs.select(pl.col("target_key").alias("name_key"))]
+        )
         .group_by("name_key")
         .agg(pl.len().cast(pl.Int64).alias("degree"))
     )
@@ -215,8 +230,12 @@ def build_graph(
     limit = settings.max_description_sentences
     entities = (
         kept.with_columns(
-            pl.col("name_key").map_elements(lambda key: stable_id(corpus, "entity", key), return_dtype=pl.String).alias("id"),
-            pl.col("description").map_elements(lambda d: _join_descriptions(d.to_list(), limit), return_dtype=pl.String),
+            pl.col("name_key")
+            .map_elements(lambda key: stable_id(corpus, "entity", key), return_dtype=pl.String)
+            .alias("id"),
+            pl.col("description").map_elements(
+                lambda d: _join_descriptions(d.to_list(), limit), return_dtype=pl.String
+            ),
             pl.lit(corpus).alias("corpus"),
             pl.col("frequency").cast(pl.Int64),
         )
@@ -269,7 +288,9 @@ def is_cooccurrence_description(description: str) -> bool:
 def link_text_units(entities: pl.DataFrame, relationships: pl.DataFrame) -> pl.DataFrame:
     """text_unit_id -> entity_ids, relationship_ids (graphrag's text_units columns)."""
     by_entity = entities.select(pl.col("id").alias("entity_id"), "text_unit_ids").explode("text_unit_ids")
-    by_relationship = relationships.select(pl.col("id").alias("relationship_id"), "text_unit_ids").explode("text_unit_ids")
+    by_relationship = relationships.select(pl.col("id").alias("relationship_id"), "text_unit_ids").explode(
+        "text_unit_ids"
+    )
     entity_links = by_entity.group_by(pl.col("text_unit_ids").alias("text_unit_id")).agg(
         pl.col("entity_id").sort().alias("entity_ids")
     )
@@ -286,9 +307,15 @@ def merge_extracted_graph(
     relationships, so there is no co-occurrence weighting or pruning. Weights add up the
     strengths; descriptions are the distinct ones, joined; ``description_count`` tells
     which need an LLM summary."""
-    unit_order = text_units.sort("document_id", "chunk_index").with_row_index("unit_rank").select(pl.col("id").alias("text_unit_id"), "unit_rank")
+    unit_order = (
+        text_units.sort("document_id", "chunk_index")
+        .with_row_index("unit_rank")
+        .select(pl.col("id").alias("text_unit_id"), "unit_rank")
+    )
     # Row order within a text unit is whatever the table returned: break ties by content.
-    records = extracted_entities.join(unit_order, on="text_unit_id").sort("unit_rank", "name_key", "title", "description")
+    records = extracted_entities.join(unit_order, on="text_unit_id").sort(
+        "unit_rank", "name_key", "title", "description"
+    )
     entities = records.group_by("name_key").agg(
         pl.col("title").sort_by("mentions", "title", descending=[True, False]).first(),
         pl.col("type").filter(pl.col("type") != "").mode().sort().first().alias("type"),
@@ -296,14 +323,18 @@ def merge_extracted_graph(
         pl.col("text_unit_id").unique(maintain_order=True).alias("text_unit_ids"),
         pl.col("text_unit_id").n_unique().cast(pl.Int64).alias("frequency"),
     )
-    relationship_records = extracted_relationships.join(unit_order, on="text_unit_id").sort("unit_rank", "source_key", "target_key", "description")
+    relationship_records = extracted_relationships.join(unit_order, on="text_unit_id").sort(
+        "unit_rank", "source_key", "target_key", "description"
+    )
     pairs = relationship_records.group_by("source_key", "target_key").agg(
         pl.col("weight").sum(),
         pl.col("description").filter(pl.col("description") != "").unique(maintain_order=True).alias("descriptions"),
         pl.col("text_unit_id").unique(maintain_order=True).alias("text_unit_ids"),
     )
     degree = (
-        pl.concat([pairs.select(pl.col("source_key").alias("name_key")), pairs.select(pl.col("target_key").alias("name_key"))])
+        pl.concat(
+            [pairs.select(pl.col("source_key").alias("name_key")), pairs.select(pl.col("target_key").alias("name_key"))]
+        )
         .group_by("name_key")
         .agg(pl.len().cast(pl.Int64).alias("degree"))
     )
@@ -312,7 +343,9 @@ def merge_extracted_graph(
         .with_columns(
             pl.col("degree").fill_null(0),
             pl.col("type").fill_null(""),
-            pl.col("name_key").map_elements(lambda key: stable_id(corpus, "entity", key), return_dtype=pl.String).alias("id"),
+            pl.col("name_key")
+            .map_elements(lambda key: stable_id(corpus, "entity", key), return_dtype=pl.String)
+            .alias("id"),
             pl.col("descriptions").list.join(" ").alias("description"),
             pl.col("descriptions").list.len().alias("description_count"),
             pl.lit(corpus).alias("corpus"),
@@ -333,4 +366,6 @@ def merge_extracted_graph(
 
 def finalize(entities: pl.DataFrame, relationships: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The canonical table columns (drops working columns such as description lists)."""
-    return entities.select(list(ENTITY_COLUMNS)).cast(ENTITY_COLUMNS), relationships.select(list(RELATIONSHIP_COLUMNS)).cast(RELATIONSHIP_COLUMNS)
+    return entities.select(list(ENTITY_COLUMNS)).cast(ENTITY_COLUMNS), relationships.select(
+        list(RELATIONSHIP_COLUMNS)
+    ).cast(RELATIONSHIP_COLUMNS)

@@ -29,7 +29,20 @@ MAP_EDGES = 400  # strongest relationships among the drawn entities (bounds the 
 LAYOUT_SEED = 7
 # Distinct colours (Tableau 10 and two more) for the largest communities drawn; the rest
 # share grey, since recycling a colour would claim two communities are one.
-PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bcbd22", "#d37295", "#17becf"]
+PALETTE = [
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bcbd22",
+    "#d37295",
+    "#17becf",
+]
 OTHER_COLOUR = "#bab0ac"
 # Layout only: links inside a community pull harder, and every member is tied to an
 # invisible hub of its community, so each community forms one region of the map; the hubs
@@ -89,7 +102,11 @@ def _layout(nodes: pl.DataFrame, edges: pl.DataFrame) -> dict[str, tuple[float, 
     # cluster to a point while unlinked communities drift to the edges.
     strongest = max(edges["weight"].max() or 1.0, 1e-9)
     for source, target, weight in edges.select("source_id", "target_id", "weight").iter_rows():
-        graph.add_edge(source, target, weight=weight / strongest * (INSIDE_PULL if community_of[source] == community_of[target] else 1.0))
+        graph.add_edge(
+            source,
+            target,
+            weight=weight / strongest * (INSIDE_PULL if community_of[source] == community_of[target] else 1.0),
+        )
     for node, community in community_of.items():
         graph.add_edge(node, f"\0hub {community}", weight=HUB_PULL)
         graph.add_edge(f"\0hub {community}", "\0centre", weight=CENTRE_PULL)
@@ -106,7 +123,9 @@ def _layout(nodes: pl.DataFrame, edges: pl.DataFrame) -> dict[str, tuple[float, 
     }
 
 
-def _label_spot(title: str, centre: tuple[float, float], radius: float, placed: list[tuple[float, float, float, float]]) -> tuple[float, float] | None:
+def _label_spot(
+    title: str, centre: tuple[float, float], radius: float, placed: list[tuple[float, float, float, float]]
+) -> tuple[float, float] | None:
     """Where a label goes, above its node or else below it, without covering a label
     already placed (``placed`` grows by its box); ``None`` when neither fits."""
     # Bold 12px text: about 7.5px per Latin character, 13px per CJK one.
@@ -151,12 +170,17 @@ def community_map(
         return round(3 + 11 * math.sqrt(degree / max_degree), 1)
 
     lines = [
-        f'<line x1="{position[s][0]}" y1="{position[s][1]}" x2="{position[t][0]}" y2="{position[t][1]}" stroke-width="{round(0.4 + 2.6 * w / max_weight, 2)}"/>'
+        (
+            f'<line x1="{position[s][0]}" y1="{position[s][1]}" x2="{position[t][0]}" y2="{position[t][1]}" '
+            f'stroke-width="{round(0.4 + 2.6 * w / max_weight, 2)}"/>'
+        )
         for s, t, w in edges.select("source_id", "target_id", "weight").iter_rows()
     ]
     circles = [
-        f'<circle cx="{position[row["id"]][0]}" cy="{position[row["id"]][1]}" r="{radius(row["degree"])}" fill="{colour[row["community"]]}">'
-        f'<title>{escape(row["title"])} ({escape(row["type"] or "")}, degree {row["degree"]}, community {row["community"]})</title></circle>'
+        f'<circle cx="{position[row["id"]][0]}" cy="{position[row["id"]][1]}" r="{radius(row["degree"])}" '
+        f'fill="{colour[row["community"]]}">'
+        f"<title>{escape(row['title'])} ({escape(row['type'] or '')}, degree {row['degree']}, community "
+        f"{row['community']})</title></circle>"
         for row in nodes.iter_rows(named=True)
     ]
     texts, placed, labelled_titles = [], [], []
@@ -172,7 +196,9 @@ def community_map(
     for i, row in enumerate(ranked.head(len(PALETTE)).iter_rows(named=True)):
         y = MARGIN + 22 * i
         legend.append(f'<rect x="{WIDTH + 10}" y="{y}" width="14" height="14" fill="{colour[row["community"]]}"/>')
-        legend.append(f'<text x="{WIDTH + 30}" y="{y + 12}">{escape(row["community_title"])} ({row["len"]} drawn)</text>')
+        legend.append(
+            f'<text x="{WIDTH + 30}" y="{y + 12}">{escape(row["community_title"])} ({row["len"]} drawn)</text>'
+        )
     if ranked.height > len(PALETTE):
         y = MARGIN + 22 * len(PALETTE)
         legend.append(f'<rect x="{WIDTH + 10}" y="{y}" width="14" height="14" fill="{OTHER_COLOUR}"/>')
@@ -180,14 +206,18 @@ def community_map(
     shown = "all" if nodes.height == members.height else f"the {nodes.height} best connected of"
     caption_lines = [
         f"Level {level}: {shown} {members.height} entities in {membership['community'].n_unique()} communities.",
-        f"Size: degree; colour: community; labels: the best connected of each community and of the level, where they fit ({len(labelled_titles)}); "
+        f"Size: degree; colour: community; labels: the best connected of each community and of the level, where "
+        f"they fit ({len(labelled_titles)}); "
         f"lines: the {edges.height} strongest relationships among them.",
     ]
     caption = " ".join(caption_lines)
     total_width, total_height = WIDTH + LEGEND_WIDTH, HEIGHT + CAPTION_HEIGHT
     svg = "\n".join(
         [
-            f'<svg xmlns="http://www.w3.org/2000/svg" width="{total_width}" height="{total_height}" viewBox="0 0 {total_width} {total_height}" font-family="sans-serif" font-size="12">',
+            (
+                f'<svg xmlns="http://www.w3.org/2000/svg" width="{total_width}" height="{total_height}" viewBox="0 '
+                f'0 {total_width} {total_height}" font-family="sans-serif" font-size="12">'
+            ),
             f"<title>Communities, level {level}</title>",
             f'<rect width="{total_width}" height="{total_height}" fill="white"/>',
             '<g stroke="#8c8c8c" stroke-opacity="0.45">',
@@ -203,7 +233,10 @@ def community_map(
             "<g>",
             *legend,
             "</g>",
-            *(f'<text x="{MARGIN}" y="{HEIGHT + 18 * i + 14}" fill="#444">{escape(line)}</text>' for i, line in enumerate(caption_lines)),
+            *(
+                f'<text x="{MARGIN}" y="{HEIGHT + 18 * i + 14}" fill="#444">{escape(line)}</text>'
+                for i, line in enumerate(caption_lines)
+            ),
             "</svg>",
             "",
         ]
@@ -218,7 +251,8 @@ def gephi_graph(entities: pl.DataFrame, relationships: pl.DataFrame, communities
     graph = nx.Graph()
     levels = sorted(communities["level"].unique().to_list())
     community_of = {
-        level: dict(zip(*_level_members(communities, level).select("entity_id", "community").get_columns())) for level in levels
+        level: dict(zip(*_level_members(communities, level).select("entity_id", "community").get_columns()))
+        for level in levels
     }
     for row in entities.sort("id").iter_rows(named=True):
         graph.add_node(
@@ -231,7 +265,13 @@ def gephi_graph(entities: pl.DataFrame, relationships: pl.DataFrame, communities
             **{f"community_level_{level}": int(community_of[level].get(row["id"], -1)) for level in levels},
         )
     for row in relationships.sort("id").iter_rows(named=True):
-        graph.add_edge(row["source_id"], row["target_id"], id=row["id"], weight=float(row["weight"]), description=row["description"] or "")
+        graph.add_edge(
+            row["source_id"],
+            row["target_id"],
+            id=row["id"],
+            weight=float(row["weight"]),
+            description=row["description"] or "",
+        )
     return graph
 
 
@@ -248,7 +288,9 @@ def _write_atomically(path: Path, write) -> None:
         raise
 
 
-def write_graph_pictures(folder: Path, entities: pl.DataFrame, relationships: pl.DataFrame, communities: pl.DataFrame) -> GraphPictures:
+def write_graph_pictures(
+    folder: Path, entities: pl.DataFrame, relationships: pl.DataFrame, communities: pl.DataFrame
+) -> GraphPictures:
     """Write one community map per level and the GraphML into ``folder``, replacing the
     previous build's (maps of levels that no longer exist are removed)."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -256,11 +298,13 @@ def write_graph_pictures(folder: Path, entities: pl.DataFrame, relationships: pl
     for level in sorted(communities["level"].unique().to_list()):
         drawn = community_map(entities, relationships, communities, level)
         path = folder / _map_name(level)
-        _write_atomically(path, lambda target: target.write_text(drawn.svg, encoding="utf-8"))
+        _write_atomically(path, lambda target, svg=drawn.svg: target.write_text(svg, encoding="utf-8"))
         maps[level] = (path, drawn.caption)
     for stale in folder.glob(f"{MAP_PREFIX}*.svg"):
         if stale not in {path for path, _ in maps.values()}:
             stale.unlink()
     graphml = folder / GRAPHML_NAME
-    _write_atomically(graphml, lambda target: nx.write_graphml(gephi_graph(entities, relationships, communities), target))
+    _write_atomically(
+        graphml, lambda target: nx.write_graphml(gephi_graph(entities, relationships, communities), target)
+    )
     return GraphPictures(maps, graphml)

@@ -41,7 +41,13 @@ def keep_short_ids(frame: pl.DataFrame, previous: pl.DataFrame) -> pl.DataFrame:
     return (
         frame.drop("human_readable_id")
         .join(old, on="id", how="left", maintain_order="left")
-        .with_columns(pl.when(fresh).then(start - 1 + fresh.cum_sum()).otherwise(pl.col("old_number")).cast(pl.Int64).alias("human_readable_id"))
+        .with_columns(
+            pl.when(fresh)
+            .then(start - 1 + fresh.cum_sum())
+            .otherwise(pl.col("old_number"))
+            .cast(pl.Int64)
+            .alias("human_readable_id")
+        )
         .drop("old_number")
         .select(frame.columns)
     )

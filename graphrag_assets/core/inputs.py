@@ -171,7 +171,8 @@ def discover_sources(input_dir: Path, corpus: str | None = None) -> list[SourceF
                     check_corpus_name(relative.parts[0], "folder name")
                 except ValueError as error:
                     raise InputError(
-                        str(input_dir / relative.parts[0]), f"{error}; rename the folder, or index the input folder as one corpus with --corpus"
+                        str(input_dir / relative.parts[0]),
+                        f"{error}; rename the folder, or index the input folder as one corpus with --corpus",
                     ) from None
                 found.append(SourceFile(relative.parts[0], Path(*relative.parts[1:]).as_posix(), path, input_dir))
     return sorted(found, key=lambda source: source.partition_key)
@@ -189,7 +190,9 @@ _NOT_REGULAR = [
 def _not_regular(path: Path, mode: int) -> str:
     what = next((name for is_kind, name in _NOT_REGULAR if is_kind(mode)), "a special file")
     if path.is_symlink():
-        what = f"symlink to {what}" + (" (not followed: it may loop or lead out of the input folder)" if stat.S_ISDIR(mode) else "")
+        what = f"symlink to {what}" + (
+            " (not followed: it may loop or lead out of the input folder)" if stat.S_ISDIR(mode) else ""
+        )
     return f"{what}, not a regular file; not read"
 
 
@@ -251,15 +254,15 @@ def _decode(raw: bytes, source_path: str) -> str:
         raise InputError(source_path, "file is empty")
     if b"\x00" in raw[:8192]:
         raise InputError(
-            source_path, "file looks binary (contains NUL bytes); expected UTF-8 text, or UTF-16/UTF-32 with a byte order mark"
+            source_path,
+            "file looks binary (contains NUL bytes); expected UTF-8 text, or UTF-16/UTF-32 with a byte order mark",
         )
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise InputError(
             source_path,
-            f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at offset {error.start}); "
-            "re-save the file as UTF-8",
+            f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at offset {error.start}); re-save the file as UTF-8",
         ) from None
 
 
@@ -296,9 +299,7 @@ def _rows_from_table(raw: bytes, suffix: str, source_path: str) -> list[dict]:
     return rows
 
 
-def read_source(
-    source: SourceFile, columns: TableColumns = TableColumns(), raw: bytes | None = None
-) -> pl.DataFrame:
+def read_source(source: SourceFile, columns: TableColumns = TableColumns(), raw: bytes | None = None) -> pl.DataFrame:
     """Documents of one source file (one row per document). Raises InputError."""
     raw = read_file_bytes(source) if raw is None else raw
     source_path = source.partition_key
@@ -341,7 +342,8 @@ def read_source(
         if duplicated:
             more = f" and {len(duplicated) - 5} more" if len(duplicated) > 5 else ""
             raise InputError(
-                source_path, f"duplicate document ids in id column '{columns.id}': {', '.join(map(repr, duplicated[:5]))}{more}"
+                source_path,
+                f"duplicate document ids in id column '{columns.id}': {', '.join(map(repr, duplicated[:5]))}{more}",
             )
     frame = pl.DataFrame(
         {

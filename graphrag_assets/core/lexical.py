@@ -109,7 +109,9 @@ def term_counts(ids: Sequence[str], texts: Sequence[str]) -> pl.DataFrame:
 def search_term_rows(texts: pl.DataFrame, corpus: str) -> pl.DataFrame:
     """SEARCH_TERM_COLUMNS rows for (id, kind, text) rows of the LEXICAL_KINDS."""
     frames = [
-        term_counts(group["id"].to_list(), group["text"].to_list()).with_columns(pl.lit(corpus).alias("corpus"), pl.lit(kind).alias("kind"))
+        term_counts(group["id"].to_list(), group["text"].to_list()).with_columns(
+            pl.lit(corpus).alias("corpus"), pl.lit(kind).alias("kind")
+        )
         for kind in LEXICAL_KINDS
         if not (group := texts.filter(pl.col("kind") == kind)).is_empty()
     ]
@@ -136,17 +138,19 @@ class Bm25:
     size: int
 
     @classmethod
-    def from_texts(cls, texts: Sequence[str], **parameters) -> "Bm25":
+    def from_texts(cls, texts: Sequence[str], **parameters) -> Bm25:
         ids = [str(i) for i in range(len(texts))]
         return cls.from_counts(term_counts(ids, texts), ids, **parameters)
 
     @classmethod
-    def from_counts(cls, counts: pl.DataFrame, ids: Sequence[str], k1: float = K1, b: float = B) -> "Bm25":
+    def from_counts(cls, counts: pl.DataFrame, ids: Sequence[str], k1: float = K1, b: float = B) -> Bm25:
         """From (id, term, tf) rows; ``ids`` fixes the texts and their positions (texts
         without terms score 0, rows of other ids are ignored)."""
         n = len(ids)
         order = pl.DataFrame({"id": list(ids)}, schema={"id": pl.String}).with_row_index("position")
-        rows = counts.join(order, on="id").select(pl.col("position").cast(pl.Int64), "term", pl.col("tf").cast(pl.Float64))
+        rows = counts.join(order, on="id").select(
+            pl.col("position").cast(pl.Int64), "term", pl.col("tf").cast(pl.Float64)
+        )
         lengths = np.zeros(n, dtype=np.float64)
         per_text = rows.group_by("position").agg(pl.col("tf").sum())
         lengths[per_text["position"].to_numpy()] = per_text["tf"].to_numpy()
@@ -195,7 +199,9 @@ class Bm25:
         return [(i, float(scores[i])) for i in order]
 
 
-def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60, weights: Sequence[float] | None = None) -> dict[str, float]:
+def reciprocal_rank_fusion(
+    rankings: Sequence[Sequence[str]], k: int = 60, weights: Sequence[float] | None = None
+) -> dict[str, float]:
     """Cormack et al.'s fusion: each ranking gives an item weight / (k + rank); rank-based,
     so scores on different scales (BM25, cosine) combine without calibration."""
     fused: dict[str, float] = {}

@@ -52,7 +52,9 @@ def build_llm_graph(
         )
 
         async def decide_and_summarize(client):
-            return await asyncio.gather(confirm_merges(client, pairs, records), summarize(client, [key for _, key in undecided]))
+            return await asyncio.gather(
+                confirm_merges(client, pairs, records), summarize(client, [key for _, key in undecided])
+            )
 
         (decisions, failures), known = run_with(make_client, decide_and_summarize)
     mapping, merges = resolve(records, corpus, decisions=decisions)

@@ -69,7 +69,10 @@ def pair_batches(pairs: pl.DataFrame) -> list[list[dict]]:
             if len(batches[-1]) + len(piece) > MAX_PAIRS_PER_CALL:
                 batches.append([])
             batches[-1].extend(piece)
-        if len(batches[-1]) >= MIN_PAIRS_PER_CALL and int(content_hash(group[0]["name_key_a"])[:8], 16) % GROUPS_PER_CALL == 0:
+        if (
+            len(batches[-1]) >= MIN_PAIRS_PER_CALL
+            and int(content_hash(group[0]["name_key_a"])[:8], 16) % GROUPS_PER_CALL == 0
+        ):
             batches.append([])
     return [batch for batch in batches if batch]
 
@@ -80,7 +83,10 @@ def _listing(batch: list[dict], profiles: dict[str, dict]) -> str:
         lines = [f"Pair {number} (proposed because of: {pair['reason']})"]
         for label, key in (("A", pair["name_key_a"]), ("B", pair["name_key_b"])):
             profile = profiles[key]
-            said = " / ".join(" ".join(d.split())[:DESCRIPTION_CHARS] for d in profile["descriptions"] or []) or "(no description)"
+            said = (
+                " / ".join(" ".join(d.split())[:DESCRIPTION_CHARS] for d in profile["descriptions"] or [])
+                or "(no description)"
+            )
             lines.append(f"{label}: {profile['title']} [{profile['type'] or 'no type'}]: {said}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
@@ -99,7 +105,9 @@ async def confirm_merges(client, pairs: pl.DataFrame, records: pl.DataFrame) -> 
     async def one(batch):
         message = prompt.render(pairs=_listing(batch, profiles))
         try:
-            return await client.structured(STAGE, prompt.version, [{"role": "user", "content": message}], MergeVerdicts), None
+            return await client.structured(
+                STAGE, prompt.version, [{"role": "user", "content": message}], MergeVerdicts
+            ), None
         except LLMError as error:
             return None, str(error)
 
@@ -114,7 +122,13 @@ async def confirm_merges(client, pairs: pl.DataFrame, records: pl.DataFrame) -> 
             verdict = verdicts.get(number)
             if verdict is None:
                 pair_id = f"{pair['name_key_a']} ~ {pair['name_key_b']}"
-                failures.append({"item_id": pair_id, "stage": STAGE, "error": error or "the model's answer has no verdict for this pair"})
+                failures.append(
+                    {
+                        "item_id": pair_id,
+                        "stage": STAGE,
+                        "error": error or "the model's answer has no verdict for this pair",
+                    }
+                )
                 decisions.append(pair | {"same": True, "decided_by": FALLBACK, "decision_reason": None})
             else:
                 decisions.append(pair | {"same": verdict.same, "decided_by": model, "decision_reason": verdict.reason})

@@ -69,7 +69,11 @@ def _findings(members: list[dict], internal: list[dict]) -> list[dict]:
     ]
     findings: list[dict] = []
     seen: set[str] = set()
-    for candidates, limit in ((relationship_findings, 6), (entity_findings, MAX_FINDINGS), (relationship_findings, MAX_FINDINGS)):
+    for candidates, limit in (
+        (relationship_findings, 6),
+        (entity_findings, MAX_FINDINGS),
+        (relationship_findings, MAX_FINDINGS),
+    ):
         for candidate in candidates:
             if len(findings) >= limit:
                 break
@@ -84,11 +88,24 @@ def report_id(corpus: str, community: dict) -> str:
 
 
 def report_row(
-    community: dict, corpus: str, title: str, summary: str, rating: float, rating_explanation: str, findings: list[dict], generated_by: str
+    community: dict,
+    corpus: str,
+    title: str,
+    summary: str,
+    rating: float,
+    rating_explanation: str,
+    findings: list[dict],
+    generated_by: str,
 ) -> dict:
     """A ``community_reports`` row, whoever wrote the report (extractive or a model)."""
     full_content = "\n\n".join([f"# {title}", summary] + [f"## {f['summary']}\n\n{f['explanation']}" for f in findings])
-    document = {"title": title, "summary": summary, "rating": rating, "rating_explanation": rating_explanation, "findings": findings}
+    document = {
+        "title": title,
+        "summary": summary,
+        "rating": rating,
+        "rating_explanation": rating_explanation,
+        "findings": findings,
+    }
     return {
         "id": report_id(corpus, community),
         "human_readable_id": community["human_readable_id"],

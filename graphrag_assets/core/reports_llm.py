@@ -28,8 +28,8 @@ import polars as pl
 from ..llm.client import LLMError, run_with
 from ..llm.models import CommunityReport
 from ..llm.prompts import load_prompt
-from .embedding import report_inputs
 from .claims import CLAIM_HEADER, CLAIM_SHARE, claim_line, claim_sort_key
+from .embedding import report_inputs
 from .ids import content_hash
 from .reports import REPORT_COLUMNS, extractive_reports, report_id, report_row
 from .tokens import count_tokens
@@ -40,6 +40,7 @@ def _line_tokens(line: str) -> int:
     """Tokens of one context line. An entity's line is counted for its community at every
     level and again when the context is packed: counted once."""
     return count_tokens(line + "\n")
+
 
 FALLBACK = "extractive (LLM failed)"
 
@@ -63,16 +64,26 @@ HEADERS = {
 }
 
 
-def _local_rows(community: dict, entity_by_id: dict, relationship_by_id: dict) -> tuple[list[dict], list[dict], list[str], list[str]]:
+def _local_rows(
+    community: dict, entity_by_id: dict, relationship_by_id: dict
+) -> tuple[list[dict], list[dict], list[str], list[str]]:
     """The community's entities (most linked inside the community first) and internal
     relationships (heaviest first), with their context lines. Nothing here depends on the
     graph outside the community (not global degrees), so a change elsewhere leaves the
     context, and so the report, as it was."""
-    internal = sorted((relationship_by_id[r] for r in community["relationship_ids"]), key=lambda r: (-r["weight"], r["source"], r["target"]))
+    internal = sorted(
+        (relationship_by_id[r] for r in community["relationship_ids"]),
+        key=lambda r: (-r["weight"], r["source"], r["target"]),
+    )
     links = Counter(end for r in internal for end in (r["source_id"], r["target_id"]))
     members = sorted((entity_by_id[e] for e in community["entity_ids"]), key=lambda e: (-links[e["id"]], e["title"]))
-    entity_lines = [f"{e['human_readable_id']}|{e['title']}|{e['description']}|{links[e['id']]}".replace("\n", " ") for e in members]
-    relationship_lines = [f"{r['human_readable_id']}|{r['source']}|{r['target']}|{r['description']}|{r['weight']:g}".replace("\n", " ") for r in internal]
+    entity_lines = [
+        f"{e['human_readable_id']}|{e['title']}|{e['description']}|{links[e['id']]}".replace("\n", " ") for e in members
+    ]
+    relationship_lines = [
+        f"{r['human_readable_id']}|{r['source']}|{r['target']}|{r['description']}|{r['weight']:g}".replace("\n", " ")
+        for r in internal
+    ]
     return members, internal, entity_lines, relationship_lines
 
 
@@ -126,11 +137,16 @@ def report_context(
         available -= used
         entity_lines = [line for line, e in zip(entity_lines, members) if e["id"] not in covered]
         relationship_lines = [
-            line for line, r in zip(relationship_lines, internal) if not (r["source_id"] in covered and r["target_id"] in covered)
+            line
+            for line, r in zip(relationship_lines, internal)
+            if not (r["source_id"] in covered and r["target_id"] in covered)
         ]
         claims = [claim for claim in claims if claim["subject_entity_id"] not in covered]
     entity_lines, used = _pack_lines(entity_lines, available // 2 if relationship_lines or claims else available)
-    claim_lines, claims_used = _pack_lines([claim_line(c) for c in claims], int((available - used) * CLAIM_SHARE) if relationship_lines else available - used)
+    claim_lines, claims_used = _pack_lines(
+        [claim_line(c) for c in claims],
+        int((available - used) * CLAIM_SHARE) if relationship_lines else available - used,
+    )
     relationship_lines, _ = _pack_lines(relationship_lines, available - used - claims_used)
     return {
         "entities": "\n".join([HEADERS["entities"], *entity_lines]),
@@ -142,13 +158,17 @@ def report_context(
 
 def _row(community: dict, report: CommunityReport, corpus: str, model: str, input_hash: str) -> dict:
     findings = [{"summary": f.summary, "explanation": f.explanation} for f in report.findings]
-    return report_row(community, corpus, report.title, report.summary, report.rating, report.rating_explanation, findings, model) | {"input_hash": input_hash}
+    return report_row(
+        community, corpus, report.title, report.summary, report.rating, report.rating_explanation, findings, model
+    ) | {"input_hash": input_hash}
 
 
 def _kept(previous: dict, community: dict) -> dict:
     """An existing report moved onto the community that now has its content (its number,
     parent and children may have changed around it)."""
-    placement = {key: community[key] for key in ("human_readable_id", "community", "level", "parent", "children", "size")}
+    placement = {
+        key: community[key] for key in ("human_readable_id", "community", "level", "parent", "children", "size")
+    }
     return previous | placement | {"id": report_id(previous["corpus"], community)}
 
 
@@ -178,7 +198,11 @@ def llm_reports(
     entity_by_id = {row["id"]: row for row in entities.iter_rows(named=True)}
     relationship_by_id = {row["id"]: row for row in relationships.iter_rows(named=True)}
     communities_by_id = {row["community"]: row for row in communities.iter_rows(named=True)}
-    reusable = {row["input_hash"]: row for row in (previous if previous is not None else pl.DataFrame()).iter_rows(named=True) if row.get("input_hash")}
+    reusable = {
+        row["input_hash"]: row
+        for row in (previous if previous is not None else pl.DataFrame()).iter_rows(named=True)
+        if row.get("input_hash")
+    }
     reports: dict[int, dict] = {}
     failures: list[dict] = []
     context_tokens: list[int] = []
@@ -193,26 +217,40 @@ def llm_reports(
             if needs_sub_reports(community, entity_by_id, relationship_by_id, budget):
                 children = [tasks[c] for c in community["children"] if c in tasks]
                 await asyncio.gather(*children)
-            sections = report_context(community, entity_by_id, relationship_by_id, reports, communities_by_id, budget, claims_by_entity)
+            sections = report_context(
+                community, entity_by_id, relationship_by_id, reports, communities_by_id, budget, claims_by_entity
+            )
             input_hash = content_hash(json.dumps([model, prompt.version, sections], ensure_ascii=False))
             if input_hash in reusable:
                 reports[community["community"]] = _kept(reusable[input_hash], community)
                 return
             context_tokens.append(sum(count_tokens(text + "\n") for text in sections.values()))
             try:
-                report = await client.structured("report", prompt.version, [{"role": "user", "content": prompt.render(**sections)}], CommunityReport)
+                report = await client.structured(
+                    "report", prompt.version, [{"role": "user", "content": prompt.render(**sections)}], CommunityReport
+                )
                 reports[community["community"]] = _row(community, report, corpus, model, input_hash)
-                client.embed_ahead(report_inputs(pl.DataFrame([reports[community["community"]]], schema=REPORT_COLUMNS))["text"].to_list())
+                client.embed_ahead(
+                    report_inputs(pl.DataFrame([reports[community["community"]]], schema=REPORT_COLUMNS))[
+                        "text"
+                    ].to_list()
+                )
             except LLMError as error:
                 failures.append({"item_id": str(community["community"]), "stage": "report", "error": str(error)})
-                fallback = extractive_reports(communities.filter(pl.col("community") == community["community"]), entities, relationships, corpus)
-                reports[community["community"]] = fallback.with_columns(pl.lit(FALLBACK).alias("generated_by")).row(0, named=True)
+                fallback = extractive_reports(
+                    communities.filter(pl.col("community") == community["community"]), entities, relationships, corpus
+                )
+                reports[community["community"]] = fallback.with_columns(pl.lit(FALLBACK).alias("generated_by")).row(
+                    0, named=True
+                )
 
         # Largest first (by members and relationships): the longest calls start while the
         # endpoint is fresh and short ones fill in at the end, instead of a long call left
         # alone at the tail. Every task exists before any runs, so a parent always finds
         # its children's tasks.
-        for community in sorted(communities.iter_rows(named=True), key=lambda c: (-c["size"] - len(c["relationship_ids"]), c["community"])):
+        for community in sorted(
+            communities.iter_rows(named=True), key=lambda c: (-c["size"] - len(c["relationship_ids"]), c["community"])
+        ):
             tasks[community["community"]] = asyncio.create_task(write(community))
         await asyncio.gather(*tasks.values())
 

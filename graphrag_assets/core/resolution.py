@@ -134,9 +134,22 @@ HONORIFICS = frozenset(
 )
 # Abbreviations written without a full stop, or that lost it in extraction.
 CONVENTIONAL_ABBREVIATIONS = {
-    "st": {"saint", "street"}, "mt": {"mount"}, "ft": {"fort"}, "univ": {"university"}, "corp": {"corporation"},
-    "co": {"company"}, "inc": {"incorporated"}, "ltd": {"limited"}, "dept": {"department"}, "intl": {"international"},
-    "natl": {"national"}, "assn": {"association"}, "bros": {"brothers"}, "inst": {"institute"}, "jr": {"junior"}, "sr": {"senior"},
+    "st": {"saint", "street"},
+    "mt": {"mount"},
+    "ft": {"fort"},
+    "univ": {"university"},
+    "corp": {"corporation"},
+    "co": {"company"},
+    "inc": {"incorporated"},
+    "ltd": {"limited"},
+    "dept": {"department"},
+    "intl": {"international"},
+    "natl": {"national"},
+    "assn": {"association"},
+    "bros": {"brothers"},
+    "inst": {"institute"},
+    "jr": {"junior"},
+    "sr": {"senior"},
 }
 EXPANSIONS = {
     full: {short for short, fulls in CONVENTIONAL_ABBREVIATIONS.items() if full in fulls}
@@ -198,20 +211,33 @@ def _numerals(words: tuple[str, ...], title: str) -> tuple[str, ...]:
 
 
 def _names(records: pl.DataFrame) -> dict[str, Name]:
-    one_document = pl.any_horizontal(*(pl.col("source_partition").str.to_lowercase().str.ends_with(s) for s in sorted(TEXT_SUFFIXES)))
+    one_document = pl.any_horizontal(
+        *(pl.col("source_partition").str.to_lowercase().str.ends_with(s) for s in sorted(TEXT_SUFFIXES))
+    )
     scopes = records.group_by("name_key").agg(
         pl.col("text_unit_id").unique().alias("units"),
         pl.col("source_partition").filter(one_document).unique().alias("documents"),
         pl.col("title").filter(pl.col("title").str.contains(".", literal=True)).unique().alias("dotted"),
     )
     names = {}
-    for key, title, kind, units, documents, dotted in name_stats(records).join(scopes, on="name_key").select(
-        "name_key", "title", "type", "units", "documents", "dotted"
-    ).iter_rows():
+    for key, title, kind, units, documents, dotted in (
+        name_stats(records)
+        .join(scopes, on="name_key")
+        .select("name_key", "title", "type", "units", "documents", "dotted")
+        .iter_rows()
+    ):
         words = tuple(key.split())
         abbreviated = {w.casefold() for t in dotted for w in _ABBREVIATED.findall(t)} & set(words)
         names[key] = Name(
-            key, title, kind, words, _spelled(key, title), frozenset(units), frozenset(documents), frozenset(abbreviated), _numerals(words, title)
+            key,
+            title,
+            kind,
+            words,
+            _spelled(key, title),
+            frozenset(units),
+            frozenset(documents),
+            frozenset(abbreviated),
+            _numerals(words, title),
         )
     return names
 
@@ -263,24 +289,35 @@ def _same_letters(names: dict[str, Name], settings: ResolutionSettings) -> dict[
 
 def _is_inflection(x: str, y: str) -> bool:
     short, long = sorted((x, y), key=len)
-    return len(short) >= 3 and (long in (short + "s", short + "es") or (short.endswith("y") and long == short[:-1] + "ies"))
+    return len(short) >= 3 and (
+        long in (short + "s", short + "es") or (short.endswith("y") and long == short[:-1] + "ies")
+    )
 
 
 def _abbreviates(short: Name, word: str, full: str) -> bool:
     # Two letters and a full stop are too short to say which word ("Mr."/"Mrs", "St."/"Stephen").
-    return full in CONVENTIONAL_ABBREVIATIONS.get(word, ()) or (len(word) >= 3 and word in short.abbreviated and full.startswith(word))
+    return full in CONVENTIONAL_ABBREVIATIONS.get(word, ()) or (
+        len(word) >= 3 and word in short.abbreviated and full.startswith(word)
+    )
 
 
 def _is_variant(x: str, y: str, settings: ResolutionSettings) -> bool:
     # Inside the word only: the first and last letters are where different words differ.
-    return min(len(x), len(y)) >= settings.min_variant_length and x[0] == y[0] and x[-1] == y[-1] and OSA.distance(x, y) == 1
+    return (
+        min(len(x), len(y)) >= settings.min_variant_length
+        and x[0] == y[0]
+        and x[-1] == y[-1]
+        and OSA.distance(x, y) == 1
+    )
 
 
 def _variant_groups(words: set[str], settings: ResolutionSettings) -> list[list[str]]:
     """Groups of long words that share a deletion of one letter inside the word (or that
     one word is the other's deletion): every two words one edit apart inside the word
     share a group."""
-    long = pl.DataFrame({"word": sorted(w for w in words if len(w) >= settings.min_variant_length)}, schema={"word": pl.String})
+    long = pl.DataFrame(
+        {"word": sorted(w for w in words if len(w) >= settings.min_variant_length)}, schema={"word": pl.String}
+    )
     deleted = (
         long.with_columns(pl.int_ranges(0, pl.col("word").str.len_chars() - 1).alias("at"))
         .explode("at")
@@ -319,7 +356,9 @@ def _word_pairs(words: set[str], marked: set[str], settings: ResolutionSettings)
     return found
 
 
-def _one_word_apart(names: dict[str, Name], settings: ResolutionSettings) -> dict[tuple[str, str], tuple[str, Name, Name, str]]:
+def _one_word_apart(
+    names: dict[str, Name], settings: ResolutionSettings
+) -> dict[tuple[str, str], tuple[str, Name, Name, str]]:
     """Name pairs equal but for one word that is an inflection (INFLECTION), an
     abbreviation (ABBREVIATION) or a spelling variant (VARIANT) of the other's, as (rule,
     the name with the singular or short word, the other name, that word); inflections
@@ -360,7 +399,13 @@ def _honorifics_dropped(names: dict[str, Name]) -> dict[tuple[str, str], str]:
         bare = _without_honorifics(name.words)
         # A capital: "general theatrical release" has no honorific. One word left is a
         # first or last name, which only the alias rule decides on.
-        if name.title[:1].isupper() and len(bare) >= 2 and bare != name.words and bare[0] not in CONNECTORS and " ".join(bare) in names:
+        if (
+            name.title[:1].isupper()
+            and len(bare) >= 2
+            and bare != name.words
+            and bare[0] not in CONNECTORS
+            and " ".join(bare) in names
+        ):
             titled[" ".join(bare)].append(name)
     # A bare name that begins another one is short for several ("Henry IV" of "Emperor
     # Henry IV" and "Henry IV of France").
@@ -406,7 +451,11 @@ def _acronyms(names: dict[str, Name]) -> dict[tuple[str, str], str]:
         expansions = [names[k] for k in by_initials.get(letters, ()) if _compatible(short, names[k])]
         # Only a name written with capitals has an acronym ("mentally-ill teen" is no "MIT"),
         # and not one holding an acronym already ("VPL Research" is no "VR").
-        expansions = [e for e in expansions if all(_capitalised(w) for w in _TITLE_WORD.findall(e.title) if w.casefold() not in CONNECTORS)]
+        expansions = [
+            e
+            for e in expansions
+            if all(_capitalised(w) for w in _TITLE_WORD.findall(e.title) if w.casefold() not in CONNECTORS)
+        ]
         if len(expansions) == 1 and (where := _together(short, expansions[0])):
             found[_pair(short, expansions[0])] = f"{ACRONYM} in same {where}"
     return found
@@ -436,7 +485,13 @@ def _aliases(names: dict[str, Name], common: set[str]) -> dict[tuple[str, str], 
     found = {}
     for short in names.values():
         # Not a common word ("Day" of "Christmas Day") nor an acronym ("CIE" after a name).
-        if len(short.words) != 1 or len(short.key) < 3 or short.numerals or not _capitalised(short.title) or short.key in common:
+        if (
+            len(short.words) != 1
+            or len(short.key) < 3
+            or short.numerals
+            or not _capitalised(short.title)
+            or short.key in common
+        ):
             continue
         owners = [n for n in by_end.get(short.key, ()) if _compatible(short, n)]
         # "Mr. Scrooge" is a way of writing "Scrooge", not another owner of the name,
@@ -458,7 +513,9 @@ def _context(records: pl.DataFrame, keys: set[str]) -> dict[str, dict[str, list[
     """key -> text unit -> the descriptions of that name there, in lower case."""
     context: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     if keys:
-        rows = records.filter(pl.col("name_key").is_in(sorted(keys))).select("name_key", "text_unit_id", pl.col("description").fill_null(""))
+        rows = records.filter(pl.col("name_key").is_in(sorted(keys))).select(
+            "name_key", "text_unit_id", pl.col("description").fill_null("")
+        )
         for key, unit, description in rows.iter_rows():
             context[key][unit].append(description.casefold())
     return context
@@ -541,22 +598,30 @@ def name_stats(records: pl.DataFrame) -> pl.DataFrame:
     of the rows is not part of the input (a table read without ORDER BY, an update
     appending a source's records), so equal records must give equal names."""
     forms = records.with_columns(
-        pl.len().over("name_key", "title").alias("_records"), (pl.col("title") == pl.col("title").str.to_uppercase()).alias("_capitals")
+        pl.len().over("name_key", "title").alias("_records"),
+        (pl.col("title") == pl.col("title").str.to_uppercase()).alias("_capitals"),
     )
     return forms.group_by("name_key").agg(
         pl.col("mentions").sum().alias("weight"),
-        pl.col("title").sort_by(["mentions", "_records", "_capitals", "title"], descending=[True, True, False, False]).first(),
+        pl.col("title")
+        .sort_by(["mentions", "_records", "_capitals", "title"], descending=[True, True, False, False])
+        .first(),
         pl.col("type").filter(pl.col("type") != "").mode().sort().first().fill_null("").alias("type"),
     )
 
 
 def rule_decisions(pairs: pl.DataFrame) -> pl.DataFrame:
     """Every proposed pair accepted on the rule's word."""
-    return pairs.with_columns(pl.lit(True).alias("same"), pl.lit(RULE).alias("decided_by"), pl.lit(None, pl.String).alias("decision_reason"))
+    return pairs.with_columns(
+        pl.lit(True).alias("same"), pl.lit(RULE).alias("decided_by"), pl.lit(None, pl.String).alias("decision_reason")
+    )
 
 
 def resolve(
-    records: pl.DataFrame, corpus: str, settings: ResolutionSettings = ResolutionSettings(), decisions: pl.DataFrame | None = None
+    records: pl.DataFrame,
+    corpus: str,
+    settings: ResolutionSettings = ResolutionSettings(),
+    decisions: pl.DataFrame | None = None,
 ) -> tuple[dict[str, str], pl.DataFrame]:
     """(name_key -> canonical name_key, merges) from extracted entity records (name_key,
     title, type, mentions; and what ``candidate_pairs`` reads when no decisions are given)
@@ -585,7 +650,9 @@ def resolve(
         blocking = next(((x, y) for x, y in told_apart if {groups.find(x), groups.find(y)} == {root_a, root_b}), None)
         if blocking:
             names = " and ".join(info[k]["title"] for k in blocking)
-            not_applied.append(decision | {"decision_reason": f"not applied: it would join {names}, which were told apart"})
+            not_applied.append(
+                decision | {"decision_reason": f"not applied: it would join {names}, which were told apart"}
+            )
             continue
         groups.union(a, b)
         evidence.setdefault(a, decision)
@@ -596,8 +663,15 @@ def resolve(
 
     def row(key: str, into: str, decision: dict, rejected: bool) -> dict:
         return {
-            "corpus": corpus, "name_key": key, "title": info[key]["title"], "merged_into_key": into, "merged_into_title": info[into]["title"],
-            "reason": decision["reason"], "score": decision["score"], "decided_by": decision["decided_by"], "rejected": rejected,
+            "corpus": corpus,
+            "name_key": key,
+            "title": info[key]["title"],
+            "merged_into_key": into,
+            "merged_into_title": info[into]["title"],
+            "reason": decision["reason"],
+            "score": decision["score"],
+            "decided_by": decision["decided_by"],
+            "rejected": rejected,
             "decision_reason": decision["decision_reason"],
         }
 
@@ -614,7 +688,9 @@ def resolve(
     return mapping, pl.DataFrame(merges, schema=MERGE_COLUMNS).sort("rejected", "merged_into_key", "name_key")
 
 
-def apply_resolution(entities: pl.DataFrame, relationships: pl.DataFrame, mapping: dict[str, str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+def apply_resolution(
+    entities: pl.DataFrame, relationships: pl.DataFrame, mapping: dict[str, str]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Extraction records with merged names rewritten to their canonical key; relationships
     that became self-loops are dropped."""
     if not mapping:
@@ -624,9 +700,14 @@ def apply_resolution(entities: pl.DataFrame, relationships: pl.DataFrame, mappin
         return pl.col(column).replace(mapping)
 
     entities = entities.with_columns(remap("name_key"))
-    relationships = relationships.with_columns(remap("source_key"), remap("target_key")).with_columns(
-        pl.min_horizontal("source_key", "target_key").alias("source_key"), pl.max_horizontal("source_key", "target_key").alias("target_key")
-    ).filter(pl.col("source_key") != pl.col("target_key"))
+    relationships = (
+        relationships.with_columns(remap("source_key"), remap("target_key"))
+        .with_columns(
+            pl.min_horizontal("source_key", "target_key").alias("source_key"),
+            pl.max_horizontal("source_key", "target_key").alias("target_key"),
+        )
+        .filter(pl.col("source_key") != pl.col("target_key"))
+    )
     return entities, relationships
 
 

@@ -26,7 +26,11 @@ class SourcePlan:
 
 
 def plan_sources(
-    on_disk: list[SourceFile], file_hashes: dict[str, str], indexed: pl.DataFrame, settings_hash: str, read_again: bool = False
+    on_disk: list[SourceFile],
+    file_hashes: dict[str, str],
+    indexed: pl.DataFrame,
+    settings_hash: str,
+    read_again: bool = False,
 ) -> SourcePlan:
     """``indexed`` holds the ``sources`` table rows (source_partition, source_hash,
     settings_hash). A source is changed when its bytes or its reading fingerprint differ,
@@ -37,7 +41,11 @@ def plan_sources(
         row = known.get(source.partition_key)
         if row is None:
             plan.added.append(source)
-        elif read_again or row["source_hash"] != file_hashes[source.partition_key] or row["settings_hash"] != settings_hash:
+        elif (
+            read_again
+            or row["source_hash"] != file_hashes[source.partition_key]
+            or row["settings_hash"] != settings_hash
+        ):
             plan.changed.append(source)
         else:
             plan.unchanged.append(source)

@@ -25,7 +25,9 @@ async def _summarize(client: LLMClient, key: SummaryKey) -> str:
     prompt = load_prompt("summarize_descriptions")
     listing = "\n".join(f"- {d}" for d in descriptions)
     message = prompt.render(kind=kind, name=name, max_words=MAX_SUMMARY_WORDS, descriptions=listing)
-    result = await client.structured("summary", prompt.version, [{"role": "user", "content": message}], DescriptionSummary)
+    result = await client.structured(
+        "summary", prompt.version, [{"role": "user", "content": message}], DescriptionSummary
+    )
     return result.summary
 
 
@@ -54,7 +56,10 @@ async def summarize(client: LLMClient, keys: Iterable[SummaryKey]) -> dict[Summa
 
 
 def summarize_graph(
-    make_client, entities: pl.DataFrame, relationships: pl.DataFrame, known: dict[SummaryKey, SummaryResult] | None = None
+    make_client,
+    entities: pl.DataFrame,
+    relationships: pl.DataFrame,
+    known: dict[SummaryKey, SummaryResult] | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame, list[dict]]:
     """Entities and relationships with ``description`` summarised where
     ``description_count`` > 1, and the failures (their joined descriptions are kept, and
@@ -75,5 +80,10 @@ def summarize_graph(
             summaries[item_id] = summary
         else:
             failures.append({"item_id": item_id, "stage": "summary", "error": error})
-    summarized = pl.col("id").replace_strict(summaries, default=None, return_dtype=pl.String).fill_null(pl.col("description")).alias("description")
+    summarized = (
+        pl.col("id")
+        .replace_strict(summaries, default=None, return_dtype=pl.String)
+        .fill_null(pl.col("description"))
+        .alias("description")
+    )
     return entities.with_columns(summarized), relationships.with_columns(summarized), failures

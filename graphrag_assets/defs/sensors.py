@@ -55,15 +55,26 @@ LAST_RETRY_SECONDS = 3600.0
 
 def _ranges_requests(ordered: list[str], wanted: set[str], run_key_prefix: str) -> list[RunRequest]:
     return [
-        RunRequest(job_name=index_sources_job.name, run_key=f"{run_key_prefix}:{first}..{last}", tags={RANGE_START_TAG: first, RANGE_END_TAG: last})
+        RunRequest(
+            job_name=index_sources_job.name,
+            run_key=f"{run_key_prefix}:{first}..{last}",
+            tags={RANGE_START_TAG: first, RANGE_END_TAG: last},
+        )
         for first, last in contiguous_ranges(ordered, wanted)
     ]
 
 
-def _failed_to_retry(context: SensorEvaluationContext, registered: set[str], seen: dict[str, str], retries: dict[str, list[float]]) -> list[str]:
+def _failed_to_retry(
+    context: SensorEvaluationContext, registered: set[str], seen: dict[str, str], retries: dict[str, list[float]]
+) -> list[str]:
     """Seen partitions whose latest run failed and whose retry is due; ``retries`` (key ->
     [attempts, not before]) is updated in place and forgets partitions read since."""
-    statuses = context.instance.get_status_by_partition(AssetKey("documents"), sorted(registered & set(seen)), source_partitions) or {}
+    statuses = (
+        context.instance.get_status_by_partition(
+            AssetKey("documents"), sorted(registered & set(seen)), source_partitions
+        )
+        or {}
+    )
     due, now = [], time.time()
     for key in sorted(seen):
         if statuses.get(key) != AssetPartitionStatus.FAILED:
@@ -121,7 +132,9 @@ def source_files_sensor(context: SensorEvaluationContext):
     # A corpus that only lost files needs its graph rebuilt here (the build retracts their
     # rows); with a file read too, automation follows that run and the build retracts them.
     for corpus in sorted({corpus_of_partition(key) for key in plan.deleted} - {s.corpus for s in plan.pending}):
-        requests.append(RunRequest(job_name=build_graph_job.name, partition_key=corpus, run_key=f"retract-{change_id:08x}-{corpus}"))
+        requests.append(
+            RunRequest(job_name=build_graph_job.name, partition_key=corpus, run_key=f"retract-{change_id:08x}-{corpus}")
+        )
     partition_requests = []
     if new_keys:
         partition_requests.append(AddDynamicPartitionsRequest(source_partitions.name, new_keys))
@@ -144,7 +157,9 @@ graph_automation_sensor = AutomationConditionSensorDefinition(
     target=GRAPH_ASSETS,
     default_status=DefaultSensorStatus.RUNNING,
     minimum_interval_seconds=30,
-    description="Builds and publishes a corpus's graph after its sources were read (the graph assets' automation conditions).",
+    description=(
+        "Builds and publishes a corpus's graph after its sources were read (the graph assets' automation conditions)."
+    ),
     # The condition compares the event log's storage ids in Python (defs/automation.py),
     # so it is evaluated where the code is, not in the daemon.
     use_user_code_server=True,
@@ -177,17 +192,31 @@ def consistency_sensor(context: SensorEvaluationContext):
         # Settings hashes are compared by graphrag-index; here only the bytes matter, and whether
         # the source was completely indexed (NULL: a text unit's extraction failed; read it again).
         complete = pl.when(pl.col("settings_hash").is_not_null()).then(pl.lit("any"))
-        stale = {s.partition_key for s in plan_sources(on_disk, hashes, indexed.with_columns(complete.alias("settings_hash")), "any").pending}
+        stale = {
+            s.partition_key
+            for s in plan_sources(on_disk, hashes, indexed.with_columns(complete.alias("settings_hash")), "any").pending
+        }
     requests = _ranges_requests(registered, stale, f"consistency-{stamp}")
     unfinished = {}
     if Path(settings.database).exists():
         try:
             with IndexStore(settings.database, read_only=True, lock_wait_seconds=0) as store:
-                unfinished = corpus_work(store, settings, {s.corpus for s in on_disk} - {corpus_of_partition(key) for key in stale})
+                unfinished = corpus_work(
+                    store, settings, {s.corpus for s in on_disk} - {corpus_of_partition(key) for key in stale}
+                )
         except duckdb.IOException as error:
-            context.log.info(f"the live index is held by {lock_holder(error)}: unfinished corpora are looked at next time")
+            context.log.info(
+                f"the live index is held by {lock_holder(error)}: unfinished corpora are looked at next time"
+            )
     for corpus, work in sorted(unfinished.items()):
         context.log.info(f"corpus {corpus}: {work.reason}")
         selection = [AssetKey(name) for name in work.assets] if work.assets else None
-        requests.append(RunRequest(job_name=build_graph_job.name, partition_key=corpus, run_key=f"consistency-{stamp}-{corpus}", asset_selection=selection))
+        requests.append(
+            RunRequest(
+                job_name=build_graph_job.name,
+                partition_key=corpus,
+                run_key=f"consistency-{stamp}-{corpus}",
+                asset_selection=selection,
+            )
+        )
     return requests or SkipReason("every source matches the published index and every corpus is done")

@@ -11,10 +11,18 @@ from pathlib import Path
 def import_main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="graphrag-import",
-        description="Load a Microsoft GraphRAG 3.x output folder (parquet) into the index as one corpus, replacing that corpus, and publish it.",
+        description=(
+            "Load a Microsoft GraphRAG 3.x output folder (parquet) into the index as one corpus, replacing that "
+            "corpus, "
+            "and publish it."
+        ),
     )
-    parser.add_argument("folder", help="graphrag's output folder (documents.parquet, text_units.parquet, entities.parquet, ...)")
-    parser.add_argument("--corpus", required=True, help="corpus to load it as (its rows of before are replaced; other corpora are kept)")
+    parser.add_argument(
+        "folder", help="graphrag's output folder (documents.parquet, text_units.parquet, entities.parquet, ...)"
+    )
+    parser.add_argument(
+        "--corpus", required=True, help="corpus to load it as (its rows of before are replaced; other corpora are kept)"
+    )
     parser.add_argument("--db", help="DuckDB file (env GRAPHRAG_DB, default: data/graphrag.duckdb)")
     parser.add_argument("--vectors", help="LanceDB directory (env GRAPHRAG_VECTORS, default: data/lancedb)")
     args = parser.parse_args(argv)
@@ -35,11 +43,14 @@ def import_main(argv: list[str] | None = None) -> int:
 
 def export_main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="graphrag-export", description="Write a corpus of the index as a Microsoft GraphRAG 3.x output folder (parquet)."
+        prog="graphrag-export",
+        description="Write a corpus of the index as a Microsoft GraphRAG 3.x output folder (parquet).",
     )
     parser.add_argument("folder", help="folder to write documents.parquet, text_units.parquet, ... into")
     parser.add_argument("--corpus", required=True)
-    parser.add_argument("--db", help="DuckDB index (env GRAPHRAG_DB, default: data/graphrag.duckdb); its published snapshot is read")
+    parser.add_argument(
+        "--db", help="DuckDB index (env GRAPHRAG_DB, default: data/graphrag.duckdb); its published snapshot is read"
+    )
     args = parser.parse_args(argv)
 
     from graphrag_query.reader import IndexNotFound

@@ -154,19 +154,31 @@ def checked_graphrag_table(table: str, frame: pl.DataFrame, origin: str) -> pl.D
     wanted = imported_columns(table)
     missing = [name for name in wanted if name not in frame.columns]
     if missing:
-        raise GraphragFormatError(f"{origin}: missing column(s) {', '.join(missing)} (graphrag 3.x {table} has {', '.join(GRAPHRAG_COLUMNS[table])})")
+        raise GraphragFormatError(
+            f"{origin}: missing column(s) {', '.join(missing)} "
+            f"(graphrag 3.x {table} has {', '.join(GRAPHRAG_COLUMNS[table])})"
+        )
     columns = []
     for name, dtype in wanted.items():
         # A struct casts only to its own field order: findings are put in graphrag's by name.
         column = _findings(_FINDING_FIELDS) if name == "findings" else pl.col(name)
         try:
             columns.append(frame.select(column.cast(dtype, strict=True)).to_series())
-        except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError, pl.exceptions.SchemaError, pl.exceptions.StructFieldNotFoundError) as error:
-            raise GraphragFormatError(f"{origin}: column {name} is {frame.schema[name]}, expected {dtype} ({error})") from None
+        except (
+            pl.exceptions.InvalidOperationError,
+            pl.exceptions.ComputeError,
+            pl.exceptions.SchemaError,
+            pl.exceptions.StructFieldNotFoundError,
+        ) as error:
+            raise GraphragFormatError(
+                f"{origin}: column {name} is {frame.schema[name]}, expected {dtype} ({error})"
+            ) from None
     checked = pl.DataFrame(columns)
     repeated = checked.filter(pl.col("id").is_duplicated())["id"].unique().to_list()
     if repeated:
-        raise GraphragFormatError(f"{origin}: column id has {len(repeated)} value(s) on more than one row, e.g. {repeated[0]!r}")
+        raise GraphragFormatError(
+            f"{origin}: column id has {len(repeated)} value(s) on more than one row, e.g. {repeated[0]!r}"
+        )
     return checked
 
 
@@ -178,7 +190,9 @@ def _findings(fields: tuple[str, str]) -> pl.Expr:
 def _unknown_references(frame: pl.DataFrame, column: str, known: pl.Series, table: str, target: str) -> None:
     dangling = frame.filter(~pl.col(column).is_in(known.implode()))[column].unique().to_list()
     if dangling:
-        raise GraphragFormatError(f"{table}.parquet: {len(dangling)} {column} value(s) name no row of {target}.parquet, e.g. {dangling[0]!r}")
+        raise GraphragFormatError(
+            f"{table}.parquet: {len(dangling)} {column} value(s) name no row of {target}.parquet, e.g. {dangling[0]!r}"
+        )
 
 
 def _ours(table: str, frame: pl.DataFrame) -> pl.DataFrame:
@@ -186,22 +200,35 @@ def _ours(table: str, frame: pl.DataFrame) -> pl.DataFrame:
     return frame.select(list(columns)).cast(columns)
 
 
-def graphrag_to_tables(frames: dict[str, pl.DataFrame], corpus: str, imported_at: dt.datetime) -> dict[str, pl.DataFrame]:
+def graphrag_to_tables(
+    frames: dict[str, pl.DataFrame], corpus: str, imported_at: dt.datetime
+) -> dict[str, pl.DataFrame]:
     """Our tables of ``corpus`` from graphrag's (``checked_graphrag_table`` frames; covariates
     may be empty): every table but the search index and the build record. A document's
     rows form the source partition ``<corpus>/<document title>``, as a text file's do."""
-    documents = frames["documents"].with_columns(
-        pl.lit(corpus).alias("corpus"),
-        pl.coalesce("title", "id").alias("source_path"),
-        pl.col("text").map_elements(content_hash, return_dtype=pl.String).alias("content_hash"),
-    ).with_columns((pl.lit(f"{corpus}/") + pl.col("source_path")).alias("source_partition"))
+    documents = (
+        frames["documents"]
+        .with_columns(
+            pl.lit(corpus).alias("corpus"),
+            pl.coalesce("title", "id").alias("source_path"),
+            pl.col("text").map_elements(content_hash, return_dtype=pl.String).alias("content_hash"),
+        )
+        .with_columns((pl.lit(f"{corpus}/") + pl.col("source_path")).alias("source_partition"))
+    )
     # The source's hash stands for its file's: the content of its documents.
     documents = documents.with_columns(
-        pl.col("content_hash").sort().str.join("").over("source_partition").map_elements(content_hash, return_dtype=pl.String).alias("source_hash")
+        pl.col("content_hash")
+        .sort()
+        .str.join("")
+        .over("source_partition")
+        .map_elements(content_hash, return_dtype=pl.String)
+        .alias("source_hash")
     )
     units = frames["text_units"]
     _unknown_references(units, "document_id", documents["id"], "text_units", "documents")
-    units = units.join(documents.select(pl.col("id").alias("document_id"), "source_partition"), on="document_id").with_columns(
+    units = units.join(
+        documents.select(pl.col("id").alias("document_id"), "source_partition"), on="document_id"
+    ).with_columns(
         pl.lit(corpus).alias("corpus"),
         # graphrag numbers text units in document order.
         (pl.col("human_readable_id").rank("ordinal").over("document_id") - 1).alias("chunk_index"),
@@ -227,15 +254,21 @@ def graphrag_to_tables(frames: dict[str, pl.DataFrame], corpus: str, imported_at
     )
     covariates = frames["covariates"]
     _unknown_references(covariates, "text_unit_id", units["id"], "covariates", "text_units")
-    covariates = covariates.join(units.select(pl.col("id").alias("text_unit_id"), "source_partition"), on="text_unit_id").with_columns(
-        pl.lit(corpus).alias("corpus")
-    )
+    covariates = covariates.join(
+        units.select(pl.col("id").alias("text_unit_id"), "source_partition"), on="text_unit_id"
+    ).with_columns(pl.lit(corpus).alias("corpus"))
     # What each text unit mentions by name, as an index of ours records it: the graph walk
     # of local search links text units through these, beyond graphrag's entity lists.
     extracted_entities, extracted_relationships = extract_offline(units)
-    sources = documents.group_by("source_partition", maintain_order=True).agg(
-        pl.col("source_path").first(), pl.col("source_hash").first(), pl.len().cast(pl.Int64).alias("documents")
-    ).join(units.group_by("source_partition").agg(pl.len().cast(pl.Int64).alias("text_units")), on="source_partition", how="left")
+    sources = (
+        documents.group_by("source_partition", maintain_order=True)
+        .agg(pl.col("source_path").first(), pl.col("source_hash").first(), pl.len().cast(pl.Int64).alias("documents"))
+        .join(
+            units.group_by("source_partition").agg(pl.len().cast(pl.Int64).alias("text_units")),
+            on="source_partition",
+            how="left",
+        )
+    )
     sources = sources.with_columns(
         pl.lit(corpus).alias("corpus"),
         pl.lit(IMPORTED_SOURCES).alias("settings_hash"),
@@ -272,11 +305,17 @@ def tables_to_graphrag(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFram
     covariates = tables["covariates"].sort("human_readable_id")
     unit_covariates = covariates.group_by("text_unit_id").agg(pl.col("id").alias("covariate_ids"))
     units = units.join(unit_covariates.rename({"text_unit_id": "id"}), on="id", how="left").with_columns(
-        pl.col("covariate_ids").fill_null([]), pl.col("entity_ids").fill_null([]), pl.col("relationship_ids").fill_null([])
+        pl.col("covariate_ids").fill_null([]),
+        pl.col("entity_ids").fill_null([]),
+        pl.col("relationship_ids").fill_null([]),
     )
     document_units = units.sort("chunk_index").group_by("document_id").agg(pl.col("id").alias("text_unit_ids"))
-    documents = tables["documents"].join(document_units.rename({"document_id": "id"}), on="id", how="left").with_columns(
-        pl.col("text_unit_ids").fill_null([]), *(pl.lit(None).alias(name) for name in NOT_KEPT_COLUMNS["documents"])
+    documents = (
+        tables["documents"]
+        .join(document_units.rename({"document_id": "id"}), on="id", how="left")
+        .with_columns(
+            pl.col("text_unit_ids").fill_null([]), *(pl.lit(None).alias(name) for name in NOT_KEPT_COLUMNS["documents"])
+        )
     )
     reports = tables["community_reports"].with_columns(_findings(_FINDING_FIELDS))
     frames = {
@@ -301,7 +340,10 @@ def read_graphrag_folder(folder: Path) -> dict[str, pl.DataFrame]:
     """graphrag's tables from its output folder, checked (``checked_graphrag_table``); a
     missing folder, file or column is a ``GraphragFormatError`` naming it."""
     if not folder.is_dir():
-        raise GraphragFormatError(f"{folder}: no such folder (expected graphrag's output folder, holding {', '.join(GRAPHRAG_COLUMNS)} .parquet files)")
+        raise GraphragFormatError(
+            f"{folder}: no such folder (expected graphrag's output folder, holding {', '.join(GRAPHRAG_COLUMNS)} "
+            f".parquet files)"
+        )
     frames = {}
     for table in GRAPHRAG_COLUMNS:
         path = folder / f"{table}.parquet"

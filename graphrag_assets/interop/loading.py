@@ -17,13 +17,22 @@ from ..settings import IndexSettings
 from ..storage.duckdb_store import IndexStore
 from ..storage.schema import CORPUS_BUILD_COLUMNS, TABLES
 from ..storage.snapshot import publish_snapshot
-from .graphrag_parquet import GRAPHRAG_COLUMNS, graphrag_to_tables, read_graphrag_folder, search_index, tables_to_graphrag, write_graphrag_folder
+from .graphrag_parquet import (
+    GRAPHRAG_COLUMNS,
+    graphrag_to_tables,
+    read_graphrag_folder,
+    search_index,
+    tables_to_graphrag,
+    write_graphrag_folder,
+)
 
 
 def source_partitions_of(store: IndexStore, corpus: str) -> list[str]:
     """Every source partition that has rows of the corpus in a per-source table."""
     selects = " UNION ".join(
-        f'SELECT source_partition FROM "{table.name}" WHERE corpus = $1' for table in TABLES.values() if table.partition_column == "source_partition"
+        f'SELECT source_partition FROM "{table.name}" WHERE corpus = $1'
+        for table in TABLES.values()
+        if table.partition_column == "source_partition"
     )
     return store.read(selects, [corpus])["source_partition"].to_list()
 
@@ -35,7 +44,7 @@ def import_graphrag(folder: Path, corpus: str, settings: IndexSettings) -> dict[
     the index is touched, and written in one transaction: an input that cannot be imported
     (``GraphragFormatError``) changes nothing. Other corpora are left as they are."""
     check_corpus_name(corpus, "--corpus")
-    imported_at = dt.datetime.now(dt.timezone.utc)
+    imported_at = dt.datetime.now(dt.UTC)
     tables = graphrag_to_tables(read_graphrag_folder(folder), corpus, imported_at)
     with settings.store() as store:
         store.ensure_schema()
@@ -45,7 +54,9 @@ def import_graphrag(folder: Path, corpus: str, settings: IndexSettings) -> dict[
         from ..llm.resources import LLMSession, chosen_embedder
 
         endpoint = LLMSettings.from_env()
-        with chosen_embedder(endpoint, settings.make_embedder, partial(LLMSession, endpoint, store.open_connection, CallSite(corpus))) as (embedder, _):
+        with chosen_embedder(
+            endpoint, settings.make_embedder, partial(LLMSession, endpoint, store.open_connection, CallSite(corpus))
+        ) as (embedder, _):
             tables["embeddings"], tables["search_terms"] = search_index(tables, corpus, embedder)
         # The corpus's sources of before go, whatever they were (files indexed, or another import).
         sources = sorted(set(source_partitions_of(store, corpus)) | set(tables["sources"]["source_partition"]))
@@ -53,16 +64,29 @@ def import_graphrag(folder: Path, corpus: str, settings: IndexSettings) -> dict[
             for name, frame in tables.items():
                 tx.replace(name, frame, sources if TABLES[name].partition_column == "source_partition" else [corpus])
             tx.replace("source_errors", pl.DataFrame(schema=TABLES["source_errors"].columns), sources)
-            tx.replace("llm_failures", pl.DataFrame(schema=TABLES["llm_failures"].columns), [*sources, f"{corpus}#summary", f"{corpus}#report"])
+            tx.replace(
+                "llm_failures",
+                pl.DataFrame(schema=TABLES["llm_failures"].columns),
+                [*sources, f"{corpus}#summary", f"{corpus}#report"],
+            )
             # Only the embeddings stage ran here: indexing this corpus from files later redoes every other stage.
             fingerprints = {"embeddings": current_fingerprints(settings)["embeddings"]}
             build = pl.DataFrame(
-                [{"corpus": corpus, "sources_hash": store.sources_fingerprint(corpus), "stage_fingerprints": dump_fingerprints(fingerprints), "built_at": imported_at}],
+                [
+                    {
+                        "corpus": corpus,
+                        "sources_hash": store.sources_fingerprint(corpus),
+                        "stage_fingerprints": dump_fingerprints(fingerprints),
+                        "built_at": imported_at,
+                    }
+                ],
                 schema=CORPUS_BUILD_COLUMNS,
             )
             tx.replace("corpus_builds", build, [corpus])
         # The mirror records the build as readers of corpus_builds see it (indexing.corpus_work).
-        stamp = store.read("SELECT epoch_us(built_at) AS stamp FROM corpus_builds WHERE corpus = ?", [corpus])["stamp"][0]
+        stamp = store.read("SELECT epoch_us(built_at) AS stamp FROM corpus_builds WHERE corpus = ?", [corpus])["stamp"][
+            0
+        ]
     settings.vector_store().replace_corpus(corpus, tables["embeddings"], build=stamp)
     publish_snapshot(settings.database, settings.vectors, corpus)
     return {name: frame.height for name, frame in tables.items()}

@@ -85,17 +85,24 @@ def _refusal(error: BaseException, stage: str, settings: LLMSettings) -> Endpoin
                 names = {
                     "key": "GRAPHRAG_EMBEDDING_API_KEY (default GRAPHRAG_LLM_API_KEY)",
                     "model": f"GRAPHRAG_EMBEDDING_MODEL (now {settings.embedding_model!r})",
-                    "base_url": f"GRAPHRAG_EMBEDDING_BASE_URL (now {settings.embedding_base_url or settings.base_url or 'api.openai.com'!r})",
+                    "base_url": "GRAPHRAG_EMBEDDING_BASE_URL "
+                    f"(now {settings.embedding_base_url or settings.base_url or 'api.openai.com'!r})",
                 }
             else:
                 own_model = f"{MODEL_OF_STAGE.get(stage, stage)}_model"
-                model_variable = f"GRAPHRAG_LLM_{own_model.upper()} or GRAPHRAG_LLM_MODEL" if own_model in LLMSettings.model_fields else "GRAPHRAG_LLM_MODEL"
+                model_variable = (
+                    f"GRAPHRAG_LLM_{own_model.upper()} or GRAPHRAG_LLM_MODEL"
+                    if own_model in LLMSettings.model_fields
+                    else "GRAPHRAG_LLM_MODEL"
+                )
                 names = {
                     "key": "GRAPHRAG_LLM_API_KEY (or OPENAI_API_KEY)",
                     "model": f"{model_variable} (now {settings.model_for(stage)!r})",
                     "base_url": f"GRAPHRAG_LLM_BASE_URL (now {settings.base_url or 'api.openai.com'!r})",
                 }
-            return EndpointRefused(f"{stage} call refused (HTTP {error.status_code}): {what}; check {fix.format(**names)}")
+            return EndpointRefused(
+                f"{stage} call refused (HTTP {error.status_code}): {what}; check {fix.format(**names)}"
+            )
         error = error.__cause__ or getattr(error, "last_exception", None)
     return None
 
@@ -179,10 +186,21 @@ class CallSite:
     run_id: str | None = None  # the Dagster run, when there is one
 
 
-def call_record(site: CallSite, stage: str, model: str, price: ModelPrice, prompt_tokens: int, completion_tokens: int, cached: bool) -> LLMCall:
+def call_record(
+    site: CallSite, stage: str, model: str, price: ModelPrice, prompt_tokens: int, completion_tokens: int, cached: bool
+) -> LLMCall:
     cost = 0.0 if cached else call_cost_usd(prompt_tokens, completion_tokens, price)
     return LLMCall(
-        dt.datetime.now(dt.timezone.utc), site.corpus, stage, site.run_id, model, cached, prompt_tokens, completion_tokens, *price, cost
+        dt.datetime.now(dt.UTC),
+        site.corpus,
+        stage,
+        site.run_id,
+        model,
+        cached,
+        prompt_tokens,
+        completion_tokens,
+        *price,
+        cost,
     )
 
 
@@ -216,7 +234,9 @@ class LLMCache:
         known = [key for key in dict.fromkeys(keys) if key in self.keys]
         if not known:
             return {}
-        rows = self.connection.execute("SELECT key, any_value(value) FROM llm_cache WHERE key IN (SELECT unnest(?)) GROUP BY key", [known]).fetchall()
+        rows = self.connection.execute(
+            "SELECT key, any_value(value) FROM llm_cache WHERE key IN (SELECT unnest(?)) GROUP BY key", [known]
+        ).fetchall()
         return dict(rows)
 
     def note(self, call: LLMCall) -> None:
@@ -260,20 +280,24 @@ class LLMCache:
         return calls
 
     def _insert(self, rows: list[CacheRow], calls: list[LLMCall]) -> None:
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         self._writer.execute("BEGIN TRANSACTION")
         try:
             if rows:
-                self._writer.executemany("INSERT INTO llm_cache VALUES (?, ?, ?, ?, ?, ?, ?)", [[*row, now] for row in rows])
+                self._writer.executemany(
+                    "INSERT INTO llm_cache VALUES (?, ?, ?, ?, ?, ?, ?)", [[*row, now] for row in rows]
+                )
             if calls:
-                self._writer.executemany(f"INSERT INTO llm_calls VALUES ({', '.join('?' * len(LLMCall._fields))})", calls)
+                self._writer.executemany(
+                    f"INSERT INTO llm_calls VALUES ({', '.join('?' * len(LLMCall._fields))})", calls
+                )
         except BaseException:
             self._writer.execute("ROLLBACK")
             raise
         self._writer.execute("COMMIT")
 
 
-def run_with(make_client: Callable[[], "LLMClient"], work: Callable[["LLMClient"], Awaitable[R]]) -> R:
+def run_with(make_client: Callable[[], LLMClient], work: Callable[[LLMClient], Awaitable[R]]) -> R:
     """``work(client)`` on a new event loop, the client's connections closed before the
     loop ends."""
 
@@ -358,7 +382,7 @@ class LLMClient:
             self._embeddings = None
             self._ahead, self._ahead_requests = [], []
 
-    async def __aenter__(self) -> "LLMClient":
+    async def __aenter__(self) -> LLMClient:
         return self
 
     async def __aexit__(self, *exc) -> None:
@@ -412,7 +436,11 @@ class LLMClient:
             # instructor logs every failed attempt; our own retry/failure accounting reports them.
             logging.getLogger("instructor").setLevel(logging.CRITICAL)
 
-            mode = {"tools": instructor.Mode.TOOLS, "json_schema": instructor.Mode.JSON_SCHEMA, "json": instructor.Mode.JSON}[self.settings.mode]
+            mode = {
+                "tools": instructor.Mode.TOOLS,
+                "json_schema": instructor.Mode.JSON_SCHEMA,
+                "json": instructor.Mode.JSON,
+            }[self.settings.mode]
             self._chat = instructor.from_openai(self.chat_api, mode=mode)
         return self._chat
 
@@ -420,7 +448,8 @@ class LLMClient:
     def embeddings_api(self) -> openai.AsyncOpenAI:
         if self._embeddings is None:
             self._embeddings = self._openai(
-                self.settings.embedding_base_url or self.settings.base_url, self.settings.embedding_api_key or self.settings.api_key
+                self.settings.embedding_base_url or self.settings.base_url,
+                self.settings.embedding_api_key or self.settings.api_key,
             )
         return self._embeddings
 
@@ -436,7 +465,9 @@ class LLMClient:
         limit: tokenizing a long prompt takes the event loop a millisecond or two."""
         return _prompt_tokens(messages) + COMPLETION_ALLOWANCE if self.settings.tokens_per_minute else 0
 
-    async def _with_retries(self, stage: str, call, estimated_tokens: int, slots: asyncio.Semaphore, *, keep_slot: bool = False):
+    async def _with_retries(
+        self, stage: str, call, estimated_tokens: int, slots: asyncio.Semaphore, *, keep_slot: bool = False
+    ):
         """``call()`` within the budget, the rate limits and one of ``slots``, retried on
         transport errors. With ``keep_slot`` a successful call keeps its slot (a stream
         still being read): the caller releases it when it is done."""
@@ -464,7 +495,9 @@ class LLMClient:
                 cause = _transport_error(error)
                 if cause is None or attempt == self.settings.max_retries:
                     stats.failures += 1
-                    raise LLMError(self._redact(f"{stage} call failed after {attempt + 1} attempt(s): {_describe(error)}")) from None
+                    raise LLMError(
+                        self._redact(f"{stage} call failed after {attempt + 1} attempt(s): {_describe(error)}")
+                    ) from None
                 stats.retries += 1
                 delay = _retry_after(cause)
                 if delay is None:
@@ -473,11 +506,19 @@ class LLMClient:
         raise AssertionError("unreachable")
 
     # -- completions ------------------------------------------------------------------
-    def _request(self, stage: str, prompt_version: str, messages: list[dict], parameters: dict, schema: dict | None) -> _Request:
+    def _request(
+        self, stage: str, prompt_version: str, messages: list[dict], parameters: dict, schema: dict | None
+    ) -> _Request:
         model = self.settings.model_for(stage)
         key = content_hash(
             json.dumps(
-                {"model": model, "messages": messages, "parameters": parameters, "schema": schema, "prompt": prompt_version},
+                {
+                    "model": model,
+                    "messages": messages,
+                    "parameters": parameters,
+                    "schema": schema,
+                    "prompt": prompt_version,
+                },
                 sort_keys=True,
                 ensure_ascii=False,
             )
@@ -486,7 +527,9 @@ class LLMClient:
 
     def _call(self, stage: str, model: str, prompt_tokens: int, completion_tokens: int, cached: bool) -> LLMCall:
         """The record of one call at its model's price now, its cost counted in the stage's usage."""
-        call = call_record(self.site, stage, model, self.settings.price_of(model), prompt_tokens, completion_tokens, cached)
+        call = call_record(
+            self.site, stage, model, self.settings.price_of(model), prompt_tokens, completion_tokens, cached
+        )
         self.usage.stage(stage).cost_usd += call.cost_usd
         return call
 
@@ -504,8 +547,14 @@ class LLMClient:
         stats.calls += 1
         stats.prompt_tokens += prompt_tokens
         stats.completion_tokens += completion_tokens
-        rows = [] if value is None else [CacheRow(request.key, request.stage, request.model, value, prompt_tokens, completion_tokens)]
-        await self.cache.put(rows, [self._call(request.stage, request.model, prompt_tokens, completion_tokens, cached=False)])
+        rows = (
+            []
+            if value is None
+            else [CacheRow(request.key, request.stage, request.model, value, prompt_tokens, completion_tokens)]
+        )
+        await self.cache.put(
+            rows, [self._call(request.stage, request.model, prompt_tokens, completion_tokens, cached=False)]
+        )
 
     async def structured(self, stage: str, prompt_version: str, messages: list[dict], response_model: type[T]) -> T:
         """A validated ``response_model`` for the messages, from the cache or the model."""
@@ -518,12 +567,23 @@ class LLMClient:
 
         async def call():
             return await self.chat.chat.completions.create_with_completion(
-                model=request.model, messages=messages, response_model=_instructor_model(response_model), max_retries=self.settings.max_repairs, temperature=0
+                model=request.model,
+                messages=messages,
+                response_model=_instructor_model(response_model),
+                max_retries=self.settings.max_repairs,
+                temperature=0,
             )
 
-        result, completion = await self._with_retries(stage, call, self._token_estimate(messages), self._completion_slots)
+        result, completion = await self._with_retries(
+            stage, call, self._token_estimate(messages), self._completion_slots
+        )
         usage = getattr(completion, "usage", None)
-        await self._record(request, result.model_dump_json(), getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
+        await self._record(
+            request,
+            result.model_dump_json(),
+            getattr(usage, "prompt_tokens", 0) or 0,
+            getattr(usage, "completion_tokens", 0) or 0,
+        )
         return result
 
     async def stream_text(self, stage: str, prompt_version: str, messages: list[dict]) -> AsyncIterator[str]:
@@ -542,7 +602,11 @@ class LLMClient:
             yield cached
             return
         stream, first = await self._with_retries(
-            stage, lambda: self._open_stream(request.model, messages), self._token_estimate(messages), self._completion_slots, keep_slot=True
+            stage,
+            lambda: self._open_stream(request.model, messages),
+            self._token_estimate(messages),
+            self._completion_slots,
+            keep_slot=True,
         )
         pieces: list[str] = []
         reported = None
@@ -558,7 +622,9 @@ class LLMClient:
             complete = True
         except Exception as error:
             self.usage.stage(stage).failures += 1
-            raise LLMError(self._redact(f"{stage} stream broke off after {len(pieces)} piece(s): {_describe(error)}")) from None
+            raise LLMError(
+                self._redact(f"{stage} stream broke off after {len(pieces)} piece(s): {_describe(error)}")
+            ) from None
         finally:
             self._completion_slots.release()
             await stream.close()
@@ -574,7 +640,9 @@ class LLMClient:
         before any text surface here, where they can still be retried."""
         options = {"stream_options": {"include_usage": True}} if self._stream_usage else {}
         try:
-            stream = await self.chat_api.chat.completions.create(model=model, messages=messages, temperature=0, stream=True, **options)
+            stream = await self.chat_api.chat.completions.create(
+                model=model, messages=messages, temperature=0, stream=True, **options
+            )
         except openai.BadRequestError as error:
             if not options or "stream_options" not in str(error.message):
                 raise
@@ -657,7 +725,9 @@ class LLMClient:
             async def call():
                 return await self.embeddings_api.embeddings.create(model=model, input=inputs)
 
-            response = await self._with_retries("embedding", call, sum(pieces[p][2] for p in batch), self._embedding_slots)
+            response = await self._with_retries(
+                "embedding", call, sum(pieces[p][2] for p in batch), self._embedding_slots
+            )
             prompt_tokens = getattr(response.usage, "prompt_tokens", 0) or 0
             stats.calls += 1
             stats.prompt_tokens += prompt_tokens

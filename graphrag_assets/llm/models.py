@@ -27,13 +27,21 @@ class GraphExtraction(BaseModel):
 
 class Claim(BaseModel):
     subject: str = Field(description="the entity the claim is about, named as in the text")
-    object: str | None = Field(default=None, description="another entity the claim involves, named as in the text; null if none")
+    object: str | None = Field(
+        default=None, description="another entity the claim involves, named as in the text; null if none"
+    )
     type: str = Field(description="a short category in capital letters")
     status: Literal["TRUE", "FALSE", "SUSPECTED"] = Field(
-        description="TRUE: stated as established; FALSE: stated to be untrue; SUSPECTED: alleged, planned or unconfirmed"
+        description=(
+            "TRUE: stated as established; FALSE: stated to be untrue; SUSPECTED: alleged, planned or unconfirmed"
+        )
     )
-    start_date: str | None = Field(default=None, description="ISO 8601 date the claim's period starts, if the text gives one")
-    end_date: str | None = Field(default=None, description="ISO 8601 date the claim's period ends, if the text gives one")
+    start_date: str | None = Field(
+        default=None, description="ISO 8601 date the claim's period starts, if the text gives one"
+    )
+    end_date: str | None = Field(
+        default=None, description="ISO 8601 date the claim's period ends, if the text gives one"
+    )
     description: str = Field(description="what is claimed, and on what evidence")
     source_text: str = Field(description="the words of the text supporting the claim, quoted exactly")
 

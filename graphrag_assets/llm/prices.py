@@ -60,7 +60,9 @@ def _price(path: Path, model: str, entry: object) -> ModelPrice:
     try:
         price = ModelPrice(*(float(entry[field]) for field in PRICE_FIELDS))  # type: ignore[index]
     except (TypeError, KeyError, ValueError):
-        raise ValueError(f"{PRICES_VARIABLE}: {path}, model {model!r} needs numbers {' and '.join(PRICE_FIELDS)}") from None
+        raise ValueError(
+            f"{PRICES_VARIABLE}: {path}, model {model!r} needs numbers {' and '.join(PRICE_FIELDS)}"
+        ) from None
     if min(price) < 0:
         raise ValueError(f"{PRICES_VARIABLE}: {path}, model {model!r} has a negative price")
     return price

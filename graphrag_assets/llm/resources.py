@@ -34,7 +34,7 @@ class LLMSession:
     def client(self) -> LLMClient:
         return LLMClient(self.settings, self.cache, self.usage, self.site)
 
-    def __enter__(self) -> "LLMSession":
+    def __enter__(self) -> LLMSession:
         return self
 
     def __exit__(self, kind, error, traceback) -> None:
@@ -71,7 +71,9 @@ class EndpointResource(ConfigurableResource):
 
 
 @contextmanager
-def chosen_embedder(endpoint: LLMSettings, offline: Callable[[], Embedder], open_session: Callable[[], LLMSession]) -> Iterator[tuple[Embedder, Usage | None]]:
+def chosen_embedder(
+    endpoint: LLMSettings, offline: Callable[[], Embedder], open_session: Callable[[], LLMSession]
+) -> Iterator[tuple[Embedder, Usage | None]]:
     """The embedder of every writer of embeddings (the embeddings step, graphrag-import):
     the endpoint's model when GRAPHRAG_EMBEDDING_MODEL is set, its calls cached and recorded
     by the session, else the offline one (GRAPHRAG_EMBEDDER). With the endpoint's usage;

@@ -69,7 +69,7 @@ class LLMSettings(BaseModel):
     model_prices: dict[str, ModelPrice] = {}
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> "LLMSettings":
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> LLMSettings:
         values = configured_fields(LLM_SETTINGS, environ)
         prices = value_of(PRICES_VARIABLE, environ)
         if prices:
@@ -86,7 +86,10 @@ class LLMSettings(BaseModel):
 
     @property
     def embeddings_enabled(self) -> bool:
-        return bool(self.embedding_model and (self.embedding_api_key or self.api_key or self.embedding_base_url or self.base_url))
+        return bool(
+            self.embedding_model
+            and (self.embedding_api_key or self.api_key or self.embedding_base_url or self.base_url)
+        )
 
     def model_for(self, stage: str) -> str:
         stage = MODEL_OF_STAGE.get(stage, stage)

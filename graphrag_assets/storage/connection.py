@@ -51,6 +51,9 @@ def connect(path: str | Path, read_only: bool = False, wait_seconds: float | Non
                 raise
             if time.monotonic() - reported >= REPORT_EVERY_SECONDS:
                 reported = time.monotonic()
-                log.warning(f"waiting {waited:.0f} s of at most {wait_seconds:.0f} s ({LOCK_WAIT_VARIABLE}) for {path}: it is held by {lock_holder(error)}")
+                log.warning(
+                    f"waiting {waited:.0f} s of at most {wait_seconds:.0f} s ({LOCK_WAIT_VARIABLE}) for {path}: "
+                    f"it is held by {lock_holder(error)}"
+                )
             time.sleep(delay)
             delay = min(delay * 2, 1.0)

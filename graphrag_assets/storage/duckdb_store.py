@@ -25,6 +25,7 @@ from ..core.ids import content_hash
 from .connection import connect
 from .schema import TABLES, conform, create_statement, duckdb_type
 
+
 class Transaction:
     def __init__(self, connection: duckdb.DuckDBPyConnection):
         self._connection = connection
@@ -39,7 +40,8 @@ class Transaction:
         if outside:
             raise ValueError(f"rows for {table_name} belong to partitions not being replaced: {sorted(outside)[:5]}")
         self._connection.execute(
-            f'DELETE FROM "{table_name}" WHERE "{table.partition_column}" IN (SELECT unnest(?))', [list(partition_values)]
+            f'DELETE FROM "{table_name}" WHERE "{table.partition_column}" IN (SELECT unnest(?))',
+            [list(partition_values)],
         )
         if frame.height:
             name = f"frame_{self._frames}"
@@ -67,7 +69,7 @@ class IndexStore:
         self.lock_wait_seconds = lock_wait_seconds
         self._open: duckdb.DuckDBPyConnection | None = None
 
-    def __enter__(self) -> "IndexStore":
+    def __enter__(self) -> IndexStore:
         """Hold one connection until ``__exit__``: opening the file costs tens of
         milliseconds (catalog and WAL are read again each time), and a step runs dozens of
         statements."""
@@ -104,7 +106,9 @@ class IndexStore:
         """Create missing tables, and add columns a newer version introduced to the tables
         of an existing index (filled with NULL), so upgrading never needs a rebuild."""
         with self.connection() as connection:
-            existing = connection.execute("SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'main'").fetchall()
+            existing = connection.execute(
+                "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'main'"
+            ).fetchall()
             present = {(table, column) for table, column in existing}
             tables_present = {table for table, _ in present}
             for table in TABLES.values():
@@ -145,7 +149,11 @@ class IndexStore:
         """Fingerprint of the sources of a corpus and how far each was indexed: what a graph
         build saw (``corpus_builds.sources_hash``)."""
         frame = self.read(
-            "SELECT source_partition, source_hash, settings_hash FROM sources WHERE corpus = ? ORDER BY source_partition", [corpus]
+            (
+                "SELECT source_partition, source_hash, settings_hash FROM sources WHERE corpus = ? ORDER BY "
+                "source_partition"
+            ),
+            [corpus],
         )
         return content_hash(frame.write_csv())
 
@@ -167,11 +175,15 @@ class IndexStore:
     def short_ids(self, table_name: str, corpora: Sequence[str]) -> pl.DataFrame:
         """(id, human_readable_id) of every row of these corpora: all that numbering new
         rows needs, without reading the rows themselves."""
-        return self.read(f'SELECT id, human_readable_id FROM "{table_name}" WHERE corpus IN (SELECT unnest(?))', [list(corpora)])
+        return self.read(
+            f'SELECT id, human_readable_id FROM "{table_name}" WHERE corpus IN (SELECT unnest(?))', [list(corpora)]
+        )
 
     def read_table(self, table_name: str, where_column: str, values: Sequence[str]) -> pl.DataFrame:
         table = TABLES[table_name]
-        frame = self.read(
-            f'SELECT * FROM "{table_name}" WHERE "{where_column}" IN (SELECT unnest(?))', [list(values)]
+        frame = self.read(f'SELECT * FROM "{table_name}" WHERE "{where_column}" IN (SELECT unnest(?))', [list(values)])
+        return (
+            frame.select(list(table.columns)).cast(table.columns)
+            if frame.height
+            else pl.DataFrame(schema=table.columns)
         )
-        return frame.select(list(table.columns)).cast(table.columns) if frame.height else pl.DataFrame(schema=table.columns)

@@ -96,7 +96,13 @@ TABLES = {
             ("id",),
             "Token chunks of documents; entity_ids/relationship_ids are filled by the graph build.",
         ),
-        Table("extracted_entities", EXTRACTED_ENTITY_COLUMNS, "source_partition", ("text_unit_id", "name_key"), "Entity records per text unit, before merging."),
+        Table(
+            "extracted_entities",
+            EXTRACTED_ENTITY_COLUMNS,
+            "source_partition",
+            ("text_unit_id", "name_key"),
+            "Entity records per text unit, before merging.",
+        ),
         Table(
             "extracted_relationships",
             EXTRACTED_RELATIONSHIP_COLUMNS,
@@ -109,16 +115,28 @@ TABLES = {
             COVARIATE_COLUMNS,
             "source_partition",
             ("id",),
-            "Claims per text unit (GRAPHRAG_LLM_CLAIMS), subject and object as extracted; readers resolve them to merged entities.",
+            (
+                "Claims per text unit (GRAPHRAG_LLM_CLAIMS), subject and object as extracted; readers resolve them "
+                "to merged entities."
+            ),
         ),
         Table(
             "sources",
             SOURCE_COLUMNS,
             "source_partition",
             ("source_partition",),
-            "Source files chunked (settings_hash NULL) or fully indexed (the reading fingerprint they were indexed with), with their content hash.",
+            (
+                "Source files chunked (settings_hash NULL) or fully indexed (the reading fingerprint they were indexed "
+                "with), with their content hash."
+            ),
         ),
-        Table("source_errors", SOURCE_ERROR_COLUMNS, "source_partition", ("source_partition",), "Source files that could not be read, and why."),
+        Table(
+            "source_errors",
+            SOURCE_ERROR_COLUMNS,
+            "source_partition",
+            ("source_partition",),
+            "Source files that could not be read, and why.",
+        ),
         Table("entities", ENTITY_COLUMNS, "corpus", ("id",), "Merged entities of a corpus."),
         Table("relationships", RELATIONSHIP_COLUMNS, "corpus", ("id",), "Merged relationships of a corpus."),
         Table(
@@ -126,11 +144,20 @@ TABLES = {
             MERGE_COLUMNS,
             "corpus",
             ("corpus", "name_key", "merged_into_key"),
-            "Names merged by entity resolution, into which entity, why and who decided; pairs proposed but not applied have rejected = true.",
+            (
+                "Names merged by entity resolution, into which entity, why and who decided; pairs proposed but not "
+                "applied have rejected = true."
+            ),
         ),
         Table("communities", COMMUNITY_COLUMNS, "corpus", ("id",), "Hierarchical Leiden communities, all levels."),
         Table("community_reports", REPORT_COLUMNS, "corpus", ("id",), "One report per community."),
-        Table("embeddings", EMBEDDING_COLUMNS, "corpus", ("kind", "id"), "Vectors of text units, entity descriptions and reports."),
+        Table(
+            "embeddings",
+            EMBEDDING_COLUMNS,
+            "corpus",
+            ("kind", "id"),
+            "Vectors of text units, entity descriptions and reports.",
+        ),
         Table(
             "search_terms",
             SEARCH_TERM_COLUMNS,
@@ -138,17 +165,41 @@ TABLES = {
             ("corpus", "kind", "id", "term"),
             "BM25 terms of text units and reports (folded, stemmed words; Chinese bigrams) with their counts (tf).",
         ),
-        Table("llm_failures", LLM_FAILURE_COLUMNS, "scope", ("scope", "stage", "item_id"), "LLM calls that failed after retries; a rerun retries exactly these."),
-        Table("corpus_builds", CORPUS_BUILD_COLUMNS, "corpus", ("corpus",), "Last complete graph build of each corpus: the sources and the stage fingerprints it saw."),
+        Table(
+            "llm_failures",
+            LLM_FAILURE_COLUMNS,
+            "scope",
+            ("scope", "stage", "item_id"),
+            "LLM calls that failed after retries; a rerun retries exactly these.",
+        ),
+        Table(
+            "corpus_builds",
+            CORPUS_BUILD_COLUMNS,
+            "corpus",
+            ("corpus",),
+            "Last complete graph build of each corpus: the sources and the stage fingerprints it saw.",
+        ),
         # Declared here although only the LLM client writes it, so that every index has it
         # (the SQL views of LLM usage read it, offline indexes included).
-        Table("llm_cache", LLM_CACHE_COLUMNS, None, ("key",), "Every answered LLM and embedding call, by a key of model, prompt and parameters: a rerun asks nothing twice."),
+        Table(
+            "llm_cache",
+            LLM_CACHE_COLUMNS,
+            None,
+            ("key",),
+            (
+                "Every answered LLM and embedding call, by a key of model, prompt and parameters: a rerun asks nothing "
+                "twice."
+            ),
+        ),
         Table(
             "llm_calls",
             LLM_CALL_COLUMNS,
             None,
             ("called_at", "stage", "model"),
-            "Every LLM and embedding call of indexing, answered by the endpoint or the cache, with the price it was made at.",
+            (
+                "Every LLM and embedding call of indexing, answered by the endpoint or the cache, with the price "
+                "it was made at."
+            ),
         ),
     ]
 }
@@ -159,8 +210,14 @@ TABLES = {
 # name means the same in every table unless the table describes it itself.
 SHARED_COLUMN_DESCRIPTIONS = {
     "id": "Stable identifier, a hash of the row's content or location (never random).",
-    "human_readable_id": "Short number of the row within its corpus, kept across updates; reports cite rows by it ([Data: Entities (3)]).",
-    "corpus": "Corpus of the row: a folder of the input directory ('default' for files directly in it). Filter every query on one.",
+    "human_readable_id": (
+        "Short number of the row within its corpus, kept across updates; reports cite rows by it ([Data: Entities "
+        "(3)])."
+    ),
+    "corpus": (
+        "Corpus of the row: a folder of the input directory ('default' for files directly in it). Filter every query "
+        "on one."
+    ),
     "source_partition": "The source file's Dagster partition, '<corpus>/<path inside the corpus>'.",
     "source_path": "Path of the source file inside its corpus folder.",
     "source_hash": "sha256 of the source file's bytes when it was read.",
@@ -188,7 +245,11 @@ COLUMN_DESCRIPTIONS = {
         "n_tokens": "Length of the chunk in tokens.",
         "document_id": "The document (documents.id) the chunk was cut from.",
         "chunk_index": "Position of the chunk in its document, from 0.",
-        "entity_ids": "Entities (entities.id) mentioned in the chunk; written by the graph build. Membership: list_contains(entity_ids, id).",
+        "entity_ids": (
+            "Entities (entities.id) mentioned in the chunk; written by the graph build. Membership: "
+            "list_contains(entity_ids, "
+            "id)."
+        ),
         "relationship_ids": "Relationships (relationships.id) evidenced by the chunk; written by the graph build.",
     },
     "extracted_entities": {
@@ -197,7 +258,10 @@ COLUMN_DESCRIPTIONS = {
         "type": "Entity type as extracted (PERSON, ORGANIZATION, GEO, EVENT, CONCEPT, ...).",
         "description": "What the text unit says about the entity.",
         "mentions": "Times the name occurs in the text unit.",
-        "document_title": "True when the name is the document's own title: the graph keeps it however rarely mentioned (NULL from the LLM and older records).",
+        "document_title": (
+            "True when the name is the document's own title: the graph keeps it however rarely mentioned (NULL from "
+            "the LLM and older records)."
+        ),
     },
     "extracted_relationships": {
         "source_key": "name_key of one end.",
@@ -217,13 +281,19 @@ COLUMN_DESCRIPTIONS = {
         "source_text": "Quotation from the text unit that supports the claim.",
     },
     "sources": {
-        "settings_hash": "Reading fingerprint the file was fully indexed with; NULL while chunked but not yet extracted (or a text unit's LLM call failed).",
+        "settings_hash": (
+            "Reading fingerprint the file was fully indexed with; NULL while chunked but not yet extracted (or a "
+            "text unit's LLM call failed)."
+        ),
         "documents": "Number of documents read from the file.",
         "text_units": "Number of text units cut from the file.",
         "indexed_at": "When the file's row was last written.",
     },
     "source_errors": {
-        "error": "Why the file could not be read (empty, binary, not UTF-8, a missing column, ...); its earlier rows are kept.",
+        "error": (
+            "Why the file could not be read (empty, binary, not UTF-8, a missing column, ...); its earlier rows are "
+            "kept."
+        ),
     },
     "entities": {
         "title": "Entity name, as most often written.",
@@ -266,14 +336,24 @@ COLUMN_DESCRIPTIONS = {
         "findings": "Findings, each a summary and an explanation.",
         "full_content_json": "The report as the JSON document it was written as.",
         "generated_by": "'extractive' (offline) or the model that wrote the report.",
-        "input_hash": "Hash of what the model read (model reports only): an unchanged input keeps the report without a call.",
+        "input_hash": (
+            "Hash of what the model read (model reports only): an unchanged input keeps the report without a call."
+        ),
     },
     "embeddings": {
         "id": "Id of the embedded row: text_units.id, entities.id or community_reports.id, depending on kind.",
-        "kind": "What was embedded: 'text_unit_text', 'entity_description' (title: description) or 'community_full_content'.",
-        "model": "Embedder: 'hashed-ngram-crc32-<dimensions>', a MiniLM model or the embedding model; vectors of different models are not comparable.",
+        "kind": (
+            "What was embedded: 'text_unit_text', 'entity_description' (title: description) or "
+            "'community_full_content'."
+        ),
+        "model": (
+            "Embedder: 'hashed-ngram-crc32-<dimensions>', a MiniLM model or the embedding model; vectors of different "
+            "models are not comparable."
+        ),
         "text": "The text that was embedded.",
-        "vector": "The embedding; its length depends on the model. Compare with list_cosine_similarity (no cast needed).",
+        "vector": (
+            "The embedding; its length depends on the model. Compare with list_cosine_similarity (no cast needed)."
+        ),
     },
     "search_terms": {
         "kind": "'text_unit_text' or 'community_full_content'.",
@@ -288,7 +368,9 @@ COLUMN_DESCRIPTIONS = {
     },
     "corpus_builds": {
         "sources_hash": "Fingerprint of the corpus's sources and how far each was indexed, as the build saw them.",
-        "stage_fingerprints": "JSON: stage -> code version and hash of the settings it read (graphrag_assets.fingerprints).",
+        "stage_fingerprints": (
+            "JSON: stage -> code version and hash of the settings it read (graphrag_assets.fingerprints)."
+        ),
         "built_at": "When the build completed.",
     },
     "llm_cache": {
@@ -309,13 +391,20 @@ COLUMN_DESCRIPTIONS = {
         "run_id": "Dagster run that made the call (NULL for queries and runs outside Dagster).",
         "model": "Model asked.",
         "cached": (
-            "True when the answer came from the cache: no tokens, no cost. For embeddings, one row stands for the texts "
+            "True when the answer came from the cache: no tokens, no cost. For embeddings, one row stands for "
+            "the texts "
             "of one request found in the cache."
         ),
         "prompt_tokens": "Prompt tokens the endpoint reported (0 when cached).",
         "completion_tokens": "Completion tokens the endpoint reported (0 when cached, and for embeddings).",
-        "price_input_per_million": "USD per million prompt tokens of this model when the call was made (GRAPHRAG_LLM_PRICES, else GRAPHRAG_LLM_PRICE_INPUT).",
-        "price_output_per_million": "USD per million completion tokens of this model when the call was made (GRAPHRAG_LLM_PRICES, else GRAPHRAG_LLM_PRICE_OUTPUT).",
+        "price_input_per_million": (
+            "USD per million prompt tokens of this model when the call was made (GRAPHRAG_LLM_PRICES, else "
+            "GRAPHRAG_LLM_PRICE_INPUT)."
+        ),
+        "price_output_per_million": (
+            "USD per million completion tokens of this model when the call was made (GRAPHRAG_LLM_PRICES, "
+            "else GRAPHRAG_LLM_PRICE_OUTPUT)."
+        ),
         "cost_usd": "What the call cost at those prices, in USD (0 when cached).",
     },
 }
@@ -324,7 +413,9 @@ COLUMN_DESCRIPTIONS = {
 def column_description(table_name: str, column: str) -> str:
     described = COLUMN_DESCRIPTIONS[table_name].get(column) or SHARED_COLUMN_DESCRIPTIONS.get(column)
     if described is None:
-        raise KeyError(f"column {table_name}.{column} has no description: add it to COLUMN_DESCRIPTIONS in storage/schema.py")
+        raise KeyError(
+            f"column {table_name}.{column} has no description: add it to COLUMN_DESCRIPTIONS in storage/schema.py"
+        )
     return described
 
 
@@ -338,7 +429,8 @@ def comment_statements() -> list[str]:
     for table in TABLES.values():
         statements.append(f'COMMENT ON TABLE "{table.name}" IS {sql_string(table.description)}')
         statements += [
-            f'COMMENT ON COLUMN "{table.name}"."{column}" IS {sql_string(column_description(table.name, column))}' for column in table.columns
+            f'COMMENT ON COLUMN "{table.name}"."{column}" IS {sql_string(column_description(table.name, column))}'
+            for column in table.columns
         ]
     return statements
 
@@ -350,7 +442,13 @@ def duckdb_type(dtype: pl.DataType) -> str:
         return "STRUCT(" + ", ".join(f'"{f.name}" {duckdb_type(f.dtype)}' for f in dtype.fields) + ")"
     if isinstance(dtype, pl.Datetime):
         return "TIMESTAMPTZ" if dtype.time_zone else "TIMESTAMP"
-    simple = {pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Float64: "DOUBLE", pl.Float32: "FLOAT", pl.Boolean: "BOOLEAN"}
+    simple = {
+        pl.String: "VARCHAR",
+        pl.Int64: "BIGINT",
+        pl.Float64: "DOUBLE",
+        pl.Float32: "FLOAT",
+        pl.Boolean: "BOOLEAN",
+    }
     for polars_type, sql_type in simple.items():
         if dtype == polars_type:
             return sql_type
@@ -368,5 +466,7 @@ def conform(table: Table, frame: pl.DataFrame) -> pl.DataFrame:
     missing = [c for c in table.columns if c not in frame.columns]
     extra = [c for c in frame.columns if c not in table.columns]
     if missing or extra:
-        raise ValueError(f"frame for table {table.name!r} does not match its schema: missing {missing}, unexpected {extra}")
+        raise ValueError(
+            f"frame for table {table.name!r} does not match its schema: missing {missing}, unexpected {extra}"
+        )
     return frame.select(list(table.columns)).cast(table.columns)

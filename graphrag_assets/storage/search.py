@@ -1,7 +1,8 @@
 """Search over one corpus of an index: exact vector neighbours and BM25.
 
 Both are built from the index's own DuckDB tables (the ``embeddings`` vectors and the
-``search_terms`` the indexer stores with them), so a reader of a published snapshot searches exactly the rows it reads: no second
+``search_terms`` the indexer stores with them), so a reader of a published snapshot searches exactly the rows it reads:
+no second
 store to keep in step, nothing to pin, nothing that a deleted LanceDB folder can break.
 Exact search is a matrix product: a few milliseconds for the ~10^5 vectors of a corpus of
 a million tokens. The LanceDB tables the indexer writes stay a mirror for tools that want
@@ -28,7 +29,7 @@ class VectorIndex:
     matrix: np.ndarray  # one L2-normalised row per id
 
     @classmethod
-    def from_rows(cls, rows: pl.DataFrame) -> "VectorIndex":
+    def from_rows(cls, rows: pl.DataFrame) -> VectorIndex:
         """From (id, vector) rows."""
         if rows.is_empty():
             return cls([], np.zeros((0, 0), dtype=np.float32))
@@ -51,7 +52,9 @@ class VectorIndex:
         best = np.argpartition(-similarity, wanted - 1)[:wanted]
         best = best[np.argsort(-similarity[best], kind="stable")]
         best = best[np.isfinite(similarity[best])]
-        return pl.DataFrame({"id": [self.ids[i] for i in best], "similarity": similarity[best].astype(np.float64)}, schema=HIT_SCHEMA)
+        return pl.DataFrame(
+            {"id": [self.ids[i] for i in best], "similarity": similarity[best].astype(np.float64)}, schema=HIT_SCHEMA
+        )
 
 
 @dataclass
@@ -60,15 +63,17 @@ class LexicalIndex:
     bm25: Bm25
 
     @classmethod
-    def from_texts(cls, ids: Sequence[str], texts: Sequence[str]) -> "LexicalIndex":
+    def from_texts(cls, ids: Sequence[str], texts: Sequence[str]) -> LexicalIndex:
         return cls(list(ids), Bm25.from_texts(texts))
 
     @classmethod
-    def from_terms(cls, ids: Sequence[str], terms: pl.DataFrame) -> "LexicalIndex":
+    def from_terms(cls, ids: Sequence[str], terms: pl.DataFrame) -> LexicalIndex:
         """From stored (id, term, tf) rows (table ``search_terms``)."""
         return cls(list(ids), Bm25.from_counts(terms, ids))
 
     def top(self, question: str, k: int) -> pl.DataFrame:
         """(id, score) of the k best BM25 matches, best first; only texts sharing a term."""
         hits = self.bm25.top(question, k)
-        return pl.DataFrame({"id": [self.ids[i] for i, _ in hits], "score": [s for _, s in hits]}, schema=LEXICAL_HIT_SCHEMA)
+        return pl.DataFrame(
+            {"id": [self.ids[i] for i, _ in hits], "score": [s for _, s in hits]}, schema=LEXICAL_HIT_SCHEMA
+        )

@@ -56,7 +56,7 @@ def publish_snapshot(database: str | Path, vectors: str | Path, corpus: str) -> 
         connection.execute("CHECKPOINT")
     folder = snapshot_dir(database)
     folder.mkdir(parents=True, exist_ok=True)
-    stamp = dt.datetime.now(dt.timezone.utc)
+    stamp = dt.datetime.now(dt.UTC)
     target = folder / f"{database.stem}.{stamp.strftime('%Y%m%dT%H%M%S%f')}.duckdb"
     partial = target.with_suffix(".partial")
     shutil.copyfile(database, partial)

@@ -61,8 +61,12 @@ VIEWS = [
         taken_from("entities", corpus="corpus", entity_id="id")
         | {"entity_title": "Entity name (compares case-insensitively)."}
         | taken_from("entities", entity_type="type")
-        | taken_from("text_units", text_unit_id="id", chunk_index="chunk_index", text_unit_text="text", document_id="document_id")
-        | taken_from("documents", document_title="title", source_path="source_path", source_partition="source_partition"),
+        | taken_from(
+            "text_units", text_unit_id="id", chunk_index="chunk_index", text_unit_text="text", document_id="document_id"
+        )
+        | taken_from(
+            "documents", document_title="title", source_path="source_path", source_partition="source_partition"
+        ),
         """
         SELECT e.corpus, e.id AS entity_id, e.title COLLATE NOCASE AS entity_title, e.type AS entity_type,
                t.id AS text_unit_id, t.chunk_index, t.text AS text_unit_text, t.document_id,
@@ -74,10 +78,15 @@ VIEWS = [
     ),
     View(
         "entity_communities",
-        "The community hierarchy of each entity: one row per level it is clustered at, from level 0 (coarsest) down, with each community's report.",
+        (
+            "The community hierarchy of each entity: one row per level it is clustered at, from level 0 (coarsest) "
+            "down, with each community's report."
+        ),
         taken_from("entities", corpus="corpus", entity_id="id")
         | {"entity_title": "Entity name (compares case-insensitively)."}
-        | taken_from("communities", level="level", community="community", parent_community="parent", community_size="size")
+        | taken_from(
+            "communities", level="level", community="community", parent_community="parent", community_size="size"
+        )
         | taken_from("community_reports", report_title="title", report_rank="rank", report_summary="summary"),
         """
         SELECT c.corpus, e.id AS entity_id, e.title COLLATE NOCASE AS entity_title,
@@ -106,15 +115,20 @@ VIEWS = [
             report_id="id",
         ),
         """
-        SELECT corpus, level, row_number() OVER (PARTITION BY corpus, level ORDER BY rank DESC, community) AS rank_in_level,
-               rank, community, parent AS parent_community, title, summary, size AS community_size, generated_by, id AS report_id
+        SELECT corpus, level, row_number() OVER (PARTITION BY corpus, level ORDER BY rank DESC, community) AS
+        rank_in_level,
+               rank, community, parent AS parent_community, title, summary, size AS community_size, generated_by, id AS
+               report_id
         FROM community_reports
         ORDER BY corpus, level, rank_in_level
         """,
     ),
     View(
         "relationships_between_entities",
-        "Every relationship twice, once from each end: filter entity_a and entity_b on two titles, in any order and any case.",
+        (
+            "Every relationship twice, once from each end: filter entity_a and entity_b on two titles, in any order "
+            "and any case."
+        ),
         taken_from("relationships", corpus="corpus")
         | {
             "entity_a": "Title of one end (compares case-insensitively).",
@@ -141,12 +155,16 @@ VIEWS = [
     ),
     View(
         "source_file_status",
-        "Every source file seen: how far it was indexed, its documents and text units, failed LLM calls and read errors.",
+        (
+            "Every source file seen: how far it was indexed, its documents and text units, failed LLM calls and read "
+            "errors."
+        ),
         taken_from("sources", corpus="corpus", source_partition="source_partition", source_path="source_path")
         | {
             "status": (
                 "'indexed'; 'extraction pending' (chunked, the next graph build extracts it); 'LLM calls failed' "
-                "(the next build retries them); 'graph build pending' (read, not yet chunked); 'unreadable' (see error)."
+                "(the next build retries them); 'graph build pending' (read, not yet chunked); 'unreadable' (see "
+                "error)."
             ),
             "documents": "Number of documents of the file in the index.",
             "document_titles": "Titles of those documents.",
@@ -166,7 +184,8 @@ VIEWS = [
             FROM documents GROUP BY source_partition
         ),
         file_text_units AS (SELECT source_partition, count(*) AS text_units FROM text_units GROUP BY source_partition),
-        file_failures AS (SELECT scope AS source_partition, count(*) AS failed_llm_calls FROM llm_failures GROUP BY scope)
+        file_failures AS (SELECT scope AS source_partition, count(*) AS failed_llm_calls FROM llm_failures GROUP BY
+        scope)
         SELECT f.corpus, f.source_partition, f.source_path,
                CASE
                    WHEN e.error IS NOT NULL THEN 'unreadable'
@@ -191,7 +210,8 @@ VIEWS = [
         "llm_usage_by_stage_and_model",
         (
             "LLM and embedding calls answered, and their tokens, per stage and model: every call the index file has "
-            "paid for (llm_cache), all corpora and all runs together; a call answered from the cache is not counted again."
+            "paid for (llm_cache), all corpora and all runs together; a call answered from the cache is not counted "
+            "again."
         ),
         taken_from("llm_cache", stage="stage", model="model")
         | {
@@ -215,13 +235,16 @@ VIEWS = [
         "query_llm_calls",
         (
             "LLM and embedding calls made by queries (graphrag_query), one row each as llm_calls records those of "
-            "indexing: read from the file every query appends its calls to (<index>.query_calls.jsonl beside the index), "
+            "indexing: read from the file every query appends its calls to (<index>.query_calls.jsonl beside "
+            "the index), "
             "as it is now."
         ),
         taken_from("llm_calls", **{column: column for column in LLM_CALL_COLUMNS}),
         # ignore_errors: a line cut off by a killed query process reads as NULLs, dropped here.
         f"""
-        SELECT * FROM read_json({QUERY_CALLS_FILE}, format = 'newline_delimited', columns = {{{_QUERY_CALL_COLUMNS}}}, ignore_errors = true)
+        SELECT * FROM read_json(
+            {QUERY_CALLS_FILE}, format = 'newline_delimited', columns = {{{_QUERY_CALL_COLUMNS}}}, ignore_errors = true
+        )
         WHERE called_at IS NOT NULL
         """,
     ),
@@ -243,7 +266,8 @@ VIEWS = [
         },
         """
         SELECT corpus, stage, model, count(*) AS calls, count(*) FILTER (WHERE cached) AS cached_calls,
-               sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens, sum(cost_usd) AS cost_usd,
+               sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens, sum(cost_usd) AS
+               cost_usd,
                min(called_at) AS first_call_at, max(called_at) AS last_call_at
         FROM (SELECT * FROM llm_calls UNION ALL SELECT * FROM query_llm_calls)
         GROUP BY corpus, stage, model
@@ -305,7 +329,9 @@ def view_statements(query_calls_file: str) -> list[str]:
             f'CREATE OR REPLACE VIEW "{view.name}" AS {select}',
             f'COMMENT ON VIEW "{view.name}" IS {sql_string(view.description)}',
         ]
-        statements += [f'COMMENT ON COLUMN "{view.name}"."{column}" IS {sql_string(text)}' for column, text in view.columns.items()]
+        statements += [
+            f'COMMENT ON COLUMN "{view.name}"."{column}" IS {sql_string(text)}' for column, text in view.columns.items()
+        ]
     for macro in MACROS:
         statements += [
             f'CREATE OR REPLACE MACRO "{macro.name}"({", ".join(macro.parameters)}) AS TABLE {macro.select.strip()}',

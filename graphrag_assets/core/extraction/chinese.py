@@ -44,7 +44,12 @@ def chinese_mentions(sentences: list[str]) -> list[Mention]:
             entity_type = _TAG_TYPES.get(flag)
             # Transliterated foreign names are written with a middle dot (玛拉·埃利森);
             # jieba tags the halves separately, the name is the whole.
-            while entity_type == "PERSON" and k + 2 < len(tokens) and tokens[k + 1][0] in _NAME_DOTS and tokens[k + 2][1] in _PERSON_TAGS:
+            while (
+                entity_type == "PERSON"
+                and k + 2 < len(tokens)
+                and tokens[k + 1][0] in _NAME_DOTS
+                and tokens[k + 2][1] in _PERSON_TAGS
+            ):
                 word += tokens[k + 1][0] + tokens[k + 2][0]
                 k += 2
             if entity_type and len(word) >= 2 and has_chinese(word):

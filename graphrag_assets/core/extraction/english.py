@@ -85,18 +85,26 @@ _INNER_CONNECTORS = CONNECTORS - {"and"}  # "Anna and Ben" are two names
 # Abbreviations after which a full stop does not end a name ("St. Louis", "Warner Bros. Pictures").
 _ABBREVIATIONS = HONORIFICS | {"st", "mt", "ft", "jr", "sr", "bros", "co", "inc", "ltd", "corp", "no", "vol", "messrs"}
 # Number words that start names ("Third Crusade", "Two Sicilies") though they are stopwords.
-_NUMBER_WORDS = set("first second third fourth fifth sixth seventh eighth ninth tenth two three four five six seven eight nine ten".split())
+_NUMBER_WORDS = set(
+    (
+        "first second third fourth fifth sixth seventh eighth ninth tenth two three four five six seven eight nine ten"
+    ).split()
+)
 # Function words written with a capital wherever they stand, so a capital says nothing.
 _ALWAYS_CAPITALISED = {"i"} | set(
     "january february march april may june july august september october november december "
     "monday tuesday wednesday thursday friday saturday sunday".split()
 )
 _PREPOSITIONS = set(
-    "in of at from near by with for on to into onto under over between through during after before about against among within via".split()
+    (
+        "in of at from near by with for on to into onto under over between through during after before about against "
+        "among within via"
+    ).split()
 )
 # Words that a number follows as a count, not as part of a name ("Season 2", "Chapter 11").
 _COUNTERS = set(
-    "chapter season episode volume vol act scene round stage level day week page number no grade class type version phase step room "
+    "chapter season episode volume vol act scene round stage level day week page number no grade class type version "
+    "phase step room "
     "track disc part book game year age figure table section".split()
 )
 _ORG_SUFFIXES = {"inc", "ltd", "llc", "plc", "gmbh", "corp"}
@@ -160,8 +168,10 @@ class _Sentence:
         if k == 0:
             return True
         gap = self._gap(k).rstrip()
-        return gap.endswith(("\"", "“", "‘", "'", "(", ":", ";", "—", "–", ".", "!", "?")) or "--" in gap or (
-            self.texts[k - 1].endswith(".") and not self._abbreviation(k - 1)
+        return (
+            gap.endswith(('"', "“", "‘", "'", "(", ":", ";", "—", "–", ".", "!", "?"))
+            or "--" in gap
+            or (self.texts[k - 1].endswith(".") and not self._abbreviation(k - 1))
         )
 
     def _continues(self, j: int, k: int) -> bool:
@@ -188,7 +198,9 @@ class _Sentence:
             start = self.text.find(name)
             while start >= 0:
                 end = start + len(name)
-                whole = not (start and self.text[start - 1].isalnum()) and not (end < len(self.text) and self.text[end].isalnum())
+                whole = not (start and self.text[start - 1].isalnum()) and not (
+                    end < len(self.text) and self.text[end].isalnum()
+                )
                 first, last = bisect_right(self.ends, start), bisect_left(self.starts, end) - 1
                 if whole and first <= last and not any(self.claimed[first : last + 1]):
                     self.claimed[first : last + 1] = [True] * (last + 1 - first)
@@ -205,7 +217,13 @@ class _Sentence:
             title = match.group(1)
             start, end = match.span(1)
             first, last = bisect_right(self.ends, start), bisect_left(self.starts, end) - 1
-            if not title[0].isupper() or title[-1] in ".,;:" or len(title.split()) > 10 or first > last or any(self.claimed[first : last + 1]):
+            if (
+                not title[0].isupper()
+                or title[-1] in ".,;:"
+                or len(title.split()) > 10
+                or first > last
+                or any(self.claimed[first : last + 1])
+            ):
                 continue
             before = self.lower[first - 1] if first and self._soft_gap(first, comma=True) else ""
             if work_year(self.text[match.end() :]) or noun_type(before) == WORK or before in _TITLING_WORDS:
@@ -250,7 +268,9 @@ class _Sentence:
         return spans
 
     def _function_word(self, k: int) -> bool:
-        return self.bare[k] in STOPWORDS or self.lower[k] in CONNECTORS or _CONTRACTION.search(self.texts[k]) is not None
+        return (
+            self.bare[k] in STOPWORDS or self.lower[k] in CONNECTORS or _CONTRACTION.search(self.texts[k]) is not None
+        )
 
     def _shouted(self, k: int) -> bool:
         """An ALL-CAPS word, or a one-letter word before one ("A CHRISTMAS CAROL")."""
@@ -276,18 +296,24 @@ class _Sentence:
         "I" ("Frederick I")."""
         while words and self._function_word(words[0]):
             first = words[0]
-            if len(words) > 1 and self.cap[words[1]] and (self._capital_inside(first) or self.bare[first] in _NUMBER_WORDS):
+            if (
+                len(words) > 1
+                and self.cap[words[1]]
+                and (self._capital_inside(first) or self.bare[first] in _NUMBER_WORDS)
+            ):
                 break
             words = words[1:]
         while words and self._function_word(words[-1]):
             last = words[-1]
-            if len(words) > 1 and (self._capital_inside(last) or (self.texts[last].rstrip(".") == "I" and self._regnal(words))):
+            if len(words) > 1 and (
+                self._capital_inside(last) or (self.texts[last].rstrip(".") == "I" and self._regnal(words))
+            ):
                 break
             words = words[:-1]
         return words
 
     def _regnal(self, words: list[int]) -> bool:
-        """"I" after a name is a numeral unless a verb follows it ("Kevin I think")."""
+        """ "I" after a name is a numeral unless a verb follows it ("Kevin I think")."""
         last = words[-1]
         if len(words) < 2 or not self.cap[words[-2]] or self._function_word(words[-2]):
             return False
@@ -305,7 +331,9 @@ class _Sentence:
         if len(words) > 1:
             # ALL-CAPS with function words inside is shouted prose (a licence, a heading),
             # not a name: "YOU AGREE THAT THE FOUNDATION ...", "STAVE ONE".
-            return all(self._shouted(k) for k in words) and any(self.bare[k] in STOPWORDS - _INNER_CONNECTORS for k in words)
+            return all(self._shouted(k) for k in words) and any(
+                self.bare[k] in STOPWORDS - _INNER_CONNECTORS for k in words
+            )
         k = words[0]
         bare = self.bare[k]
         if bare in NOT_NOUN_WORDS or bare in HONORIFICS or _CONTRACTION.search(self.texts[k]):
@@ -316,7 +344,10 @@ class _Sentence:
         # word before a lower-case one ("Following his death", "Born in Paris").
         after = k + 1
         return bare in self.known_lowercase or (
-            len(bare) > 4 and bare.endswith(("ing", "ed", "ly")) and after < len(self.texts) and self.texts[after][0].islower()
+            len(bare) > 4
+            and bare.endswith(("ing", "ed", "ly"))
+            and after < len(self.texts)
+            and self.texts[after][0].islower()
         )
 
     # -- types ------------------------------------------------------------------------------
@@ -414,15 +445,22 @@ class _Sentence:
             return PERSON
         if (next_word := after.split(maxsplit=1)[:1]) and next_word[0].lower() in AFTER_NOUNS:
             return AFTER_NOUNS[next_word[0].lower()]
-        if (first > 0 and self.lower[first - 1] in SPEECH_VERBS and self._plain(first)) or after.lstrip(" ,").lower().startswith(_SPEECH_AFTER):
+        if (first > 0 and self.lower[first - 1] in SPEECH_VERBS and self._plain(first)) or after.lstrip(
+            " ,"
+        ).lower().startswith(_SPEECH_AFTER):
             return PERSON
-        if self._clause_start(first) and after.startswith(":") and all(self._shouted(k) for k in words) and len(words) > 1:
+        if (
+            self._clause_start(first)
+            and after.startswith(":")
+            and all(self._shouted(k) for k in words)
+            and len(words) > 1
+        ):
             return PERSON  # a transcript's speaker label: "KEVIN SCOTT: ..."
         if list_cue:
             return list_cue
         if follower and is_region(self._surface(follower)):
             return GEO
-        quoted = self._gap(first).rstrip().endswith(("\"", "“")) and after.lstrip().startswith(("\"", "”"))
+        quoted = self._gap(first).rstrip().endswith(('"', "“")) and after.lstrip().startswith(('"', "”"))
         if quoted or work_year(after):
             return WORK
         if is_place(self._surface(words)):
@@ -475,12 +513,20 @@ class _Sentence:
         found = []
         for first, last, name, end, known_type in self.known:
             words = list(range(first, last + 1))
-            found.append(Mention(name, known_type or self._type(words, first, end, self._name_type(words), self._cue_type(first)), index))
+            found.append(
+                Mention(
+                    name,
+                    known_type or self._type(words, first, end, self._name_type(words), self._cue_type(first)),
+                    index,
+                )
+            )
         spans = self._spans()
         list_cue, previous_end, n = None, None, 0
         while n < len(spans):
             first, last = spans[n]
-            in_list = previous_end is not None and _LIST_GAP.fullmatch(self.text[self.ends[previous_end] : self.starts[first]])
+            in_list = previous_end is not None and _LIST_GAP.fullmatch(
+                self.text[self.ends[previous_end] : self.starts[first]]
+            )
             follower = None  # the name after a comma: "Minneapolis, Minnesota"
             if n + 1 < len(spans):
                 next_first, next_last = spans[n + 1]
@@ -527,7 +573,13 @@ class _Sentence:
         return words if has_ordinal and bare[0] in HONORIFICS and len(words) > 1 else None
 
     def _mention(
-        self, first: int, last: int, index: int, cue: str | None, list_cue: str | None = None, follower: list[int] | None = None
+        self,
+        first: int,
+        last: int,
+        index: int,
+        cue: str | None,
+        list_cue: str | None = None,
+        follower: list[int] | None = None,
     ) -> Mention | None:
         words = self._trim(list(range(first, last + 1)))
         if not words or self._not_a_name(words):
@@ -569,7 +621,11 @@ class _Sentence:
                 return place, (self._name_type(place) or default) if place else None
         if bare[0] not in HONORIFICS:
             return words, name_type
-        while len(words) > 1 and self.bare[words[0]] in DROPPED_HONORIFICS and not all(self.bare[k] in HONORIFICS for k in words[1:]):
+        while (
+            len(words) > 1
+            and self.bare[words[0]] in DROPPED_HONORIFICS
+            and not all(self.bare[k] in HONORIFICS for k in words[1:])
+        ):
             words = words[1:]
         if len(words) == 1 and self.bare[words[0]] in HONORIFICS:
             return [], None

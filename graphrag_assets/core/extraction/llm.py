@@ -33,7 +33,10 @@ async def extract_unit(client: LLMClient, text: str, entity_types: list[str], gl
     prompt, glean = load_prompt("extract_graph"), load_prompt("glean")
     types = ", ".join(entity_types)
     found = await client.structured(
-        "extraction", prompt.version, [{"role": "user", "content": prompt.render(entity_types=types, text=text)}], GraphExtraction
+        "extraction",
+        prompt.version,
+        [{"role": "user", "content": prompt.render(entity_types=types, text=text)}],
+        GraphExtraction,
     )
     for _ in range(gleanings):
         more = await client.structured(
@@ -44,7 +47,9 @@ async def extract_unit(client: LLMClient, text: str, entity_types: list[str], gl
         )
         if not more.entities and not more.relationships:
             break  # nothing was missed: no further passes
-        found = GraphExtraction(entities=found.entities + more.entities, relationships=found.relationships + more.relationships)
+        found = GraphExtraction(
+            entities=found.entities + more.entities, relationships=found.relationships + more.relationships
+        )
     return found
 
 
@@ -55,7 +60,17 @@ def records_from(unit: dict, extraction: GraphExtraction) -> tuple[list[dict], l
         key = name_key(entity.name)
         if not key:
             continue
-        row = entities.setdefault(key, base | {"name_key": key, "title": entity.name.strip(), "type": entity.type.strip().upper(), "description": "", "mentions": 0})
+        row = entities.setdefault(
+            key,
+            base
+            | {
+                "name_key": key,
+                "title": entity.name.strip(),
+                "type": entity.type.strip().upper(),
+                "description": "",
+                "mentions": 0,
+            },
+        )
         row["mentions"] += 1
         if entity.description and entity.description not in row["description"]:
             row["description"] = f"{row['description']} {entity.description}".strip()
@@ -66,8 +81,12 @@ def records_from(unit: dict, extraction: GraphExtraction) -> tuple[list[dict], l
             continue
         for key, name in zip(ends, sorted([relationship.source, relationship.target], key=name_key)):
             # An endpoint the model did not list as an entity still becomes one.
-            entities.setdefault(key, base | {"name_key": key, "title": name.strip(), "type": "", "description": "", "mentions": 1})
-        row = relationships.setdefault(tuple(ends), base | {"source_key": ends[0], "target_key": ends[1], "description": "", "weight": 0.0})
+            entities.setdefault(
+                key, base | {"name_key": key, "title": name.strip(), "type": "", "description": "", "mentions": 1}
+            )
+        row = relationships.setdefault(
+            tuple(ends), base | {"source_key": ends[0], "target_key": ends[1], "description": "", "weight": 0.0}
+        )
         row["weight"] += float(relationship.strength)
         if relationship.description not in row["description"]:
             row["description"] = f"{row['description']} {relationship.description}".strip()
@@ -88,7 +107,9 @@ async def _attempt(call: Awaitable[T]) -> tuple[T | None, str | None]:
         return None, str(error)
 
 
-async def _extract_all(client: LLMClient, units: pl.DataFrame, entity_types: list[str], gleanings: int, claim_description: str | None):
+async def _extract_all(
+    client: LLMClient, units: pl.DataFrame, entity_types: list[str], gleanings: int, claim_description: str | None
+):
     async def one(unit: dict):
         calls = [_attempt(extract_unit(client, unit["text"], entity_types, gleanings))]
         if claim_description is not None:
@@ -137,7 +158,9 @@ def extract_with_llm(
                 failures.append({"item_id": unit["id"], "stage": "claims", "error": claim_error})
             else:
                 claim_rows += claim_records(unit, [c.model_dump() for c in found.claims], titles)
-    claims = pl.DataFrame([row | {"human_readable_id": number} for number, row in enumerate(claim_rows)], schema=COVARIATE_COLUMNS)
+    claims = pl.DataFrame(
+        [row | {"human_readable_id": number} for number, row in enumerate(claim_rows)], schema=COVARIATE_COLUMNS
+    )
     return LLMExtraction(
         pl.DataFrame(entity_rows, schema=EXTRACTED_ENTITY_COLUMNS),
         pl.DataFrame(relationship_rows, schema=EXTRACTED_RELATIONSHIP_COLUMNS),

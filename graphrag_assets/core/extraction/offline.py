@@ -130,10 +130,16 @@ def _body(text: str, title: str | None) -> str:
     return text
 
 
-def extract_offline(text_units: pl.DataFrame, titles: Mapping[str, str] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+def extract_offline(
+    text_units: pl.DataFrame, titles: Mapping[str, str] | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(extracted entities, extracted relationships) records for the given text units;
     ``titles`` maps a document id to its given title (see the module docstring)."""
-    titles = {document: unicodedata.normalize("NFC", title) for document, title in (titles or {}).items() if title and title.strip()}
+    titles = {
+        document: unicodedata.normalize("NFC", title)
+        for document, title in (titles or {}).items()
+        if title and title.strip()
+    }
     entity_rows, relationship_rows = [], []
     # A capitalised word is a name only if its document never uses it in lower case.
     vocabularies = {

@@ -15,6 +15,7 @@ def majority_type(counts: Mapping[str, int]) -> str:
     pool = typed or counts
     return sorted(pool.items(), key=lambda item: (-item[1], item[0]))[0][0]
 
+
 EXTRACTED_ENTITY_COLUMNS = {
     "text_unit_id": pl.String,
     "corpus": pl.String,

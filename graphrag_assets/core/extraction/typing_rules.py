@@ -40,11 +40,15 @@ caliph emir sheikh shah khan pharaoh regent stadholder ceo cto cfo coo evp svp v
 """
 )
 CORPORATE_STYLES = _words("ceo cto cfo coo evp svp vp chairman chairwoman director")
-KEPT_HONORIFICS = _words("prince princess archduke archduchess countess empress infante infanta pope sister mother father")
+KEPT_HONORIFICS = _words(
+    "prince princess archduke archduchess countess empress infante infanta pope sister mother father"
+)
 HONORIFICS = DROPPED_HONORIFICS | KEPT_HONORIFICS  # not "saint": "Saint Petersburg" and "St. Louis" are places
 # Words that may stand before an honorific in a style ("High King of Ireland",
 # "Count Palatine of Simmern", "Prime Minister of Canada").
-STYLE_MODIFIERS = _words("high grand great prime vice deputy chief crown holy roman supreme acting former palatine lord first")
+STYLE_MODIFIERS = _words(
+    "high grand great prime vice deputy chief crown holy roman supreme acting former palatine lord first"
+)
 
 # Relatives and pupils: "son of X", "his wife X" name a person. Styles: "king of X",
 # "bishop of X" name a place (or an organisation: "chancellor of the University of X").
@@ -160,7 +164,9 @@ HEAD_TYPES = {word: entity_type for entity_type, words in _HEAD_LISTS.items() fo
 # First words of place names: "Mount Everest", "Lake Geneva", "Fort Worth".
 GEO_FIRST_WORDS = _words("mount mt lake cape fort port isle gulf bay river")
 # "Northern Ireland", "Central Norway", "Upper Austria": a direction before a place.
-DIRECTIONS = _words("north south east west central northern southern eastern western upper lower greater inner outer new old")
+DIRECTIONS = _words(
+    "north south east west central northern southern eastern western upper lower greater inner outer new old"
+)
 
 _PLURAL = re.compile(r"(?<=[^s])s$")
 
@@ -234,7 +240,8 @@ def work_year(after: str) -> bool:
 # A definition right after the name: "X is a ...", "X( born ...) was the ...", "X, a ...".
 _DEFINITION = re.compile(
     r"^[\"”’]?\s*(?:\((?:[^()]|\([^()]*\))*\)\s*)*(?:,\s*(?:also\s+)?(?:known|called|styled|nicknamed)\s[^,]{1,60},)?\s*,?\s*"
-    r"(?:(?:is|was|are|were|has been|had been|became|remains)\s+(?:also\s+|now\s+|currently\s+|once\s+|probably\s+|perhaps\s+)?)?"
+    r"(?:(?:is|was|are|were|has been|had "
+    r"been|became|remains)\s+(?:also\s+|now\s+|currently\s+|once\s+|probably\s+|perhaps\s+)?)?"
     r"(?P<article>a|an|the|one of the|one of)\s+(?P<phrase>.{1,160})"
 )
 _COPULA_END = re.compile(r"\b(?:is|was|are|were|been|became|remains)\s*$")
@@ -282,7 +289,9 @@ shot in|held in|married in|educated in|stationed in|exiled to|fled to|travelled 
 """,
     EVENT: "during|competed at|competed in|participated in|entered into|took part in",
 }
-CUES = {tuple(cue.split()): entity_type for entity_type, cues in _CUES.items() for cue in cues.split("|") if cue.strip()}
+CUES = {
+    tuple(cue.split()): entity_type for entity_type, cues in _CUES.items() for cue in cues.split("|") if cue.strip()
+}
 MAX_CUE_WORDS = max(len(cue) for cue in CUES)
 # Verbs right after a name that only people do ("X was born", "X, who", "X said").
 _PERSON_AFTER = re.compile(
@@ -293,9 +302,20 @@ _PERSON_AFTER = re.compile(
 _POSSESSIVE_NOUN = re.compile(r"^['’]s?\s+(\w[\w-]*)")
 # A noun right after a name that classifies it: "the United Russia party", "the Thames river".
 AFTER_NOUNS = {
-    "party": ORGANIZATION, "dynasty": ORGANIZATION, "family": ORGANIZATION, "company": ORGANIZATION,
-    "river": GEO, "province": GEO, "region": GEO, "district": GEO, "county": GEO, "valley": GEO,
-    "mountains": GEO, "empire": GEO, "airport": GEO, "war": EVENT,
+    "party": ORGANIZATION,
+    "dynasty": ORGANIZATION,
+    "family": ORGANIZATION,
+    "company": ORGANIZATION,
+    "river": GEO,
+    "province": GEO,
+    "region": GEO,
+    "district": GEO,
+    "county": GEO,
+    "valley": GEO,
+    "mountains": GEO,
+    "empire": GEO,
+    "airport": GEO,
+    "war": EVENT,
 }
 
 
@@ -304,7 +324,7 @@ def person_after(after: str) -> bool:
 
 
 def possessive_type(after: str) -> str | None:
-    """"X's widow" and "X's novel" make X a person."""
+    """ "X's widow" and "X's novel" make X a person."""
     match = _POSSESSIVE_NOUN.match(after)
     if not match:
         return None

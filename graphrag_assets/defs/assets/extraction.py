@@ -12,7 +12,6 @@ materialization event per partition and asset (20-30 ms each with its SQLite sto
 for extraction, 12 s for 400 files between the last extraction call and the graph build.
 """
 
-
 import time
 
 import polars as pl
@@ -36,9 +35,9 @@ from ...fingerprints import code_version, current_fingerprints
 from ...llm.resources import LLMResource
 from ...settings import IndexSettings
 from ...storage.schema import LLM_FAILURE_COLUMNS, SOURCE_COLUMNS, TABLES
+from ..automation import FOLLOW_SOURCES
 from ..metadata import table_metadata, tables_metadata
 from ..partitions import ALL_SOURCES
-from ..automation import FOLLOW_SOURCES
 from .graph import GRAPH_ASSET_OPTIONS, RebuildConfig, retract_deleted_sources, why_redo_everything
 from .sources import utc_now
 
@@ -50,7 +49,13 @@ EXTRACTION_TABLES = ["extracted_entities", "extracted_relationships", "covariate
     code_version=code_version("chunking", "text_units"),
     description="Token chunks of the documents read since the last build (tiktoken cl100k_base, offline).",
     kinds={"duckdb", "polars"},
-    check_specs=[AssetCheckSpec("text_units_belong_to_documents", asset="text_units", description="Every text unit's document_id is a document.")],
+    check_specs=[
+        AssetCheckSpec(
+            "text_units_belong_to_documents",
+            asset="text_units",
+            description="Every text unit's document_id is a document.",
+        )
+    ],
     automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
@@ -61,7 +66,9 @@ def text_units(context: AssetExecutionContext, config: RebuildConfig, settings: 
         store.ensure_schema()
         retract_deleted_sources(context, store, corpus)
         if why_redo_everything(context, store, settings, "chunking", config):
-            to_chunk = store.read("SELECT DISTINCT source_partition FROM documents WHERE corpus = ? ORDER BY 1", [corpus])["source_partition"].to_list()
+            to_chunk = store.read(
+                "SELECT DISTINCT source_partition FROM documents WHERE corpus = ? ORDER BY 1", [corpus]
+            )["source_partition"].to_list()
         else:
             to_chunk = store.sources_not_extracted(corpus).filter(~pl.col("chunked"))["source_partition"].to_list()
         docs = store.read_table("documents", "source_partition", to_chunk)
@@ -71,19 +78,38 @@ def text_units(context: AssetExecutionContext, config: RebuildConfig, settings: 
         units = keep_short_ids(units, store.short_ids("text_units", [corpus]))
         chunked = (
             docs.group_by("corpus", "source_partition")
-            .agg(pl.col("source_path").first(), pl.col("source_hash").first(), pl.col("id").n_unique().alias("documents"))
-            .join(units.group_by("source_partition").agg(pl.len().alias("text_units")), on="source_partition", how="left")
-            .with_columns(pl.col("text_units").fill_null(0), pl.lit(None, pl.String).alias("settings_hash"), pl.lit(utc_now()).alias("indexed_at"))
+            .agg(
+                pl.col("source_path").first(), pl.col("source_hash").first(), pl.col("id").n_unique().alias("documents")
+            )
+            .join(
+                units.group_by("source_partition").agg(pl.len().alias("text_units")), on="source_partition", how="left"
+            )
+            .with_columns(
+                pl.col("text_units").fill_null(0),
+                pl.lit(None, pl.String).alias("settings_hash"),
+                pl.lit(utc_now()).alias("indexed_at"),
+            )
         )
         with store.transaction() as tx:
             tx.replace("text_units", units, to_chunk)
             tx.replace("sources", chunked.select(list(SOURCE_COLUMNS)), to_chunk)
-        orphans = store.read("SELECT t.id FROM text_units t ANTI JOIN documents d ON t.document_id = d.id WHERE t.corpus = ?", [corpus])
+        orphans = store.read(
+            "SELECT t.id FROM text_units t ANTI JOIN documents d ON t.document_id = d.id WHERE t.corpus = ?", [corpus]
+        )
         return MaterializeResult(
             metadata=table_metadata("text_units", units, ["id", "n_tokens", "text"])
-            | {"sources_chunked": len(to_chunk), "documents": docs.height, "tokens": int(units["n_tokens"].sum() or 0), "seconds": time.perf_counter() - started},
+            | {
+                "sources_chunked": len(to_chunk),
+                "documents": docs.height,
+                "tokens": int(units["n_tokens"].sum() or 0),
+                "seconds": time.perf_counter() - started,
+            },
             check_results=[
-                AssetCheckResult(check_name="text_units_belong_to_documents", passed=orphans.is_empty(), metadata={"orphans": orphans.height})
+                AssetCheckResult(
+                    check_name="text_units_belong_to_documents",
+                    passed=orphans.is_empty(),
+                    metadata={"orphans": orphans.height},
+                )
             ],
         )
 
@@ -99,12 +125,18 @@ def text_units(context: AssetExecutionContext, config: RebuildConfig, settings: 
     ),
     kinds={"duckdb", "polars"},
     check_specs=[
-        AssetCheckSpec("extraction_calls_succeeded", asset="extractions", description="No text unit's LLM extraction (or claim) call failed.")
+        AssetCheckSpec(
+            "extraction_calls_succeeded",
+            asset="extractions",
+            description="No text unit's LLM extraction (or claim) call failed.",
+        )
     ],
     automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
-def extractions(context: AssetExecutionContext, config: RebuildConfig, settings: IndexSettings, llm: LLMResource) -> MaterializeResult:
+def extractions(
+    context: AssetExecutionContext, config: RebuildConfig, settings: IndexSettings, llm: LLMResource
+) -> MaterializeResult:
     started = time.perf_counter()
     corpus = context.partition_key
     with settings.store() as store:
@@ -112,12 +144,16 @@ def extractions(context: AssetExecutionContext, config: RebuildConfig, settings:
         retract_deleted_sources(context, store, corpus)
         waiting = store.sources_not_extracted(corpus)
         if why_redo_everything(context, store, settings, "extraction", config):
-            pending = store.read("SELECT source_partition FROM sources WHERE corpus = ? ORDER BY 1", [corpus])["source_partition"].to_list()
+            pending = store.read("SELECT source_partition FROM sources WHERE corpus = ? ORDER BY 1", [corpus])[
+                "source_partition"
+            ].to_list()
         else:
             pending = waiting.filter("chunked")["source_partition"].to_list()
         unchunked = waiting.filter(~pl.col("chunked"))["source_partition"].to_list()
         if unchunked:
-            context.log.warning(f"{len(unchunked)} source(s) read but not chunked yet, left for text_units: {unchunked[:10]}")
+            context.log.warning(
+                f"{len(unchunked)} source(s) read but not chunked yet, left for text_units: {unchunked[:10]}"
+            )
         units = store.read_table("text_units", "source_partition", pending)
         llm_settings = llm.get_settings()
         failures = pl.DataFrame(schema=LLM_FAILURE_COLUMNS)
@@ -139,12 +175,19 @@ def extractions(context: AssetExecutionContext, config: RebuildConfig, settings:
                 pl.lit(utc_now()).alias("recorded_at"),
             ).select(list(LLM_FAILURE_COLUMNS))
             for failure in failures.iter_rows(named=True):
-                context.log.error(f"LLM {failure['stage']} failed for text unit {failure['item_id']} of {failure['scope']}: {failure['error']}")
+                context.log.error(
+                    f"LLM {failure['stage']} failed for text unit {failure['item_id']} of {failure['scope']}: "
+                    f"{failure['error']}"
+                )
             method = {"method": f"llm ({llm_settings.model_for('extraction')})"} | session.usage.metadata()
         else:
             # A document's given title is an entity of each of its text units.
             documents = store.read_table("documents", "source_partition", pending).select("id", "title", "source_path")
-            titles = {row["id"]: title for row in documents.iter_rows(named=True) if (title := given_title(row["title"], row["source_path"]))}
+            titles = {
+                row["id"]: title
+                for row in documents.iter_rows(named=True)
+                if (title := given_title(row["title"], row["source_path"]))
+            }
             extracted_entities, extracted_relationships = extract_offline(units, titles)
             method = {"method": "offline (rule-based English, jieba Chinese); no LLM calls", "llm_calls": 0}
         # A source with a failed text unit stays (or, extracted again, becomes) not extracted,
@@ -156,13 +199,18 @@ def extractions(context: AssetExecutionContext, config: RebuildConfig, settings:
             tx.replace("extracted_relationships", extracted_relationships, pending)
             tx.replace("covariates", claims, pending)
             tx.replace("llm_failures", failures, pending)
-            tx.execute("UPDATE sources SET settings_hash = NULL WHERE source_partition IN (SELECT unnest(?))", [failed_sources])
+            tx.execute(
+                "UPDATE sources SET settings_hash = NULL WHERE source_partition IN (SELECT unnest(?))", [failed_sources]
+            )
             tx.execute(
                 "UPDATE sources SET settings_hash = ?, indexed_at = now() WHERE source_partition IN (SELECT unnest(?))",
                 [str(current_fingerprints(settings)["reading"]), extracted],
             )
         # The asset is the corpus's extraction records, not only this run's.
-        corpus_rows = {name: store.read(f"SELECT count(*) AS n FROM {name} WHERE corpus = ?", [corpus])["n"][0] for name in EXTRACTION_TABLES}
+        corpus_rows = {
+            name: store.read(f"SELECT count(*) AS n FROM {name} WHERE corpus = ?", [corpus])["n"][0]
+            for name in EXTRACTION_TABLES
+        }
         return MaterializeResult(
             metadata=method
             | tables_metadata(corpus_rows)
@@ -176,14 +224,24 @@ def extractions(context: AssetExecutionContext, config: RebuildConfig, settings:
                 "text_units": units.height,
                 "failed_text_units": failures["item_id"].n_unique(),
                 "seconds": time.perf_counter() - started,
-                "preview": table_metadata("extracted_entities", extracted_entities, ["title", "type", "description"])["preview"],
+                "preview": table_metadata("extracted_entities", extracted_entities, ["title", "type", "description"])[
+                    "preview"
+                ],
             },
             check_results=[
                 AssetCheckResult(
                     check_name="extraction_calls_succeeded",
                     passed=failures.is_empty(),
                     severity=AssetCheckSeverity.ERROR,
-                    metadata={"failed": MetadataValue.md("\n".join(f"- {f['scope']} / {f['stage']} / {f['item_id']}: {f['error']}" for f in failures.iter_rows(named=True)) or "none")},
+                    metadata={
+                        "failed": MetadataValue.md(
+                            "\n".join(
+                                f"- {f['scope']} / {f['stage']} / {f['item_id']}: {f['error']}"
+                                for f in failures.iter_rows(named=True)
+                            )
+                            or "none"
+                        )
+                    },
                 )
             ],
         )

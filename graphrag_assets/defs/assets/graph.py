@@ -7,7 +7,6 @@ the corpus: ``text_units`` depends on ``documents`` through ``ALL_SOURCES``) and
 the corpus's rows in one transaction each.
 """
 
-
 import datetime as dt
 import time
 
@@ -29,13 +28,13 @@ from pydantic import Field
 from ...core.claims import resolve_claims
 from ...core.communities import detect_communities, ego_node, stabilize_numbers
 from ...core.embedding import EMBEDDING_COLUMNS, embed_missing, embedding_inputs, entity_inputs
-from ...core.lexical import search_term_rows
 from ...core.graph import build_graph, link_text_units
 from ...core.graph_pictures import graph_pictures_dir, write_graph_pictures
 from ...core.ids import content_hash, keep_short_ids
+from ...core.lexical import search_term_rows
+from ...core.llm_graph import build_llm_graph
 from ...core.reports import extractive_reports
 from ...core.reports_llm import llm_reports
-from ...core.llm_graph import build_llm_graph
 from ...core.resolution import apply_resolution, candidate_pairs, resolve, rule_decisions, titled_as_entities
 from ...fingerprints import code_version, current_fingerprints, dump_fingerprints, recorded_fingerprints, stage_changes
 from ...llm.resources import EmbeddingResource, LLMResource, chosen_embedder
@@ -46,11 +45,20 @@ from ...storage.schema import CORPUS_BUILD_COLUMNS, LLM_FAILURE_COLUMNS
 from ...storage.snapshot import publish_snapshot
 from ..automation import FOLLOW_SOURCES
 from ..jobs import STEP_RETRIES
-from ..metadata import CORPUS_TABLES, distribution_markdown, kept_and_changed, picture_metadata, tables_metadata, table_metadata
+from ..metadata import (
+    CORPUS_TABLES,
+    distribution_markdown,
+    kept_and_changed,
+    picture_metadata,
+    table_metadata,
+    tables_metadata,
+)
 from ..partitions import DUCKDB_POOL, corpus_partitions, source_partitions
 
-EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-GRAPH_ASSET_OPTIONS = dict(partitions_def=corpus_partitions, pool=DUCKDB_POOL, group_name="graph", retry_policy=STEP_RETRIES)
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+GRAPH_ASSET_OPTIONS = dict(
+    partitions_def=corpus_partitions, pool=DUCKDB_POOL, group_name="graph", retry_policy=STEP_RETRIES
+)
 
 
 class RebuildConfig(Config):
@@ -62,11 +70,19 @@ class RebuildConfig(Config):
     )
 
 
-def why_redo_everything(context: AssetExecutionContext, store: IndexStore, settings: IndexSettings, stage: str, config: RebuildConfig) -> str | None:
+def why_redo_everything(
+    context: AssetExecutionContext, store: IndexStore, settings: IndexSettings, stage: str, config: RebuildConfig
+) -> str | None:
     """Why this step redoes every source of its corpus rather than keep earlier work: asked
     to, or its stage's fingerprint differs from the last build's (``None``: neither). Decided
     here, not only by graphrag-index, so that a run from the UI or automation redoes it too."""
-    why = "rebuild requested" if config.rebuild else stage_changes(recorded_fingerprints(store, context.partition_key), current_fingerprints(settings)).get(stage)
+    why = (
+        "rebuild requested"
+        if config.rebuild
+        else stage_changes(recorded_fingerprints(store, context.partition_key), current_fingerprints(settings)).get(
+            stage
+        )
+    )
     if why:
         context.log.info(f"redoing every source of corpus {context.partition_key}: {why}")
     return why
@@ -86,7 +102,9 @@ def retract_deleted_sources(context: AssetExecutionContext, store: IndexStore, c
     """Sources whose partition was deleted (by the sensor or a rerun) lose their rows, before
     anything of the corpus is built without them."""
     registered = set(context.instance.get_dynamic_partitions(source_partitions.name))
-    indexed = store.read("SELECT DISTINCT source_partition FROM documents WHERE corpus = ?", [corpus])["source_partition"].to_list()
+    indexed = store.read("SELECT DISTINCT source_partition FROM documents WHERE corpus = ?", [corpus])[
+        "source_partition"
+    ].to_list()
     orphans = [key for key in indexed if key not in registered]
     if orphans:
         store.retract_sources(orphans)
@@ -94,13 +112,15 @@ def retract_deleted_sources(context: AssetExecutionContext, store: IndexStore, c
 
 
 def _failure_frame(failures: list[dict], scope: str) -> pl.DataFrame:
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     return pl.DataFrame([f | {"scope": scope, "recorded_at": now} for f in failures], schema=LLM_FAILURE_COLUMNS)
 
 
 def _failure_check(name: str, failures: pl.DataFrame, asset_key: str | None = None) -> AssetCheckResult:
     listing = "\n".join(f"- {f['item_id']}: {f['error']}" for f in failures.iter_rows(named=True)) or "none"
-    return AssetCheckResult(check_name=name, asset_key=asset_key, passed=failures.is_empty(), metadata={"failed": MetadataValue.md(listing)})
+    return AssetCheckResult(
+        check_name=name, asset_key=asset_key, passed=failures.is_empty(), metadata={"failed": MetadataValue.md(listing)}
+    )
 
 
 @multi_asset(
@@ -109,7 +129,9 @@ def _failure_check(name: str, failures: pl.DataFrame, asset_key: str | None = No
             "entities",
             deps=["extractions", "text_units"],
             code_version=code_version("graph", "entities"),
-            description="Entities merged across every source of the corpus, with frequency, degree and supporting text units.",
+            description=(
+                "Entities merged across every source of the corpus, with frequency, degree and supporting text units."
+            ),
             kinds={"duckdb", "polars"},
             automation_condition=FOLLOW_SOURCES,
         ),
@@ -117,14 +139,26 @@ def _failure_check(name: str, failures: pl.DataFrame, asset_key: str | None = No
             "relationships",
             deps=["extractions", "text_units"],
             code_version=code_version("graph", "relationships"),
-            description="Relationships: offline, co-occurrence weighted by a PMI variant and pruned; with an LLM, as extracted, strengths summed.",
+            description=(
+                "Relationships: offline, co-occurrence weighted by a PMI variant and pruned; with an LLM, as "
+                "extracted, "
+                "strengths summed."
+            ),
             kinds={"duckdb", "polars"},
             automation_condition=FOLLOW_SOURCES,
         ),
     ],
     check_specs=[
-        AssetCheckSpec("endpoints_are_entities", asset="relationships", description="Every relationship's source and target is an entity."),
-        AssetCheckSpec("summary_calls_succeeded", asset="entities", description="No description summary or merge confirmation call failed."),
+        AssetCheckSpec(
+            "endpoints_are_entities",
+            asset="relationships",
+            description="Every relationship's source and target is an entity.",
+        ),
+        AssetCheckSpec(
+            "summary_calls_succeeded",
+            asset="entities",
+            description="No description summary or merge confirmation call failed.",
+        ),
     ],
     **GRAPH_ASSET_OPTIONS,
 )
@@ -144,13 +178,23 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
         if llm_settings.enabled:
             with llm.session(store, corpus, context.run.run_id) as session:
                 entities, relationships, merges, failures = build_llm_graph(
-                    session.client, extracted_entities, extracted_relationships, units, corpus, pairs, llm_settings.confirm_merges
+                    session.client,
+                    extracted_entities,
+                    extracted_relationships,
+                    units,
+                    corpus,
+                    pairs,
+                    llm_settings.confirm_merges,
                 )
             usage = session.usage.metadata()
         else:
             mapping, merges = resolve(extracted_entities, corpus, decisions=rule_decisions(pairs))
-            extracted_entities, extracted_relationships = apply_resolution(extracted_entities, extracted_relationships, mapping)
-            entities, relationships = build_graph(extracted_entities, extracted_relationships, units, corpus, settings.graph())
+            extracted_entities, extracted_relationships = apply_resolution(
+                extracted_entities, extracted_relationships, mapping
+            )
+            entities, relationships = build_graph(
+                extracted_entities, extracted_relationships, units, corpus, settings.graph()
+            )
         merges = titled_as_entities(merges, entities)
         failure_rows = _failure_frame(failures, f"{corpus}#summary")
         # Rows already indexed keep their short numbers, which kept reports cite.
@@ -165,11 +209,14 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
             tx.register("links", links)
             tx.execute("UPDATE text_units SET entity_ids = [], relationship_ids = [] WHERE corpus = ?", [corpus])
             tx.execute(
-                "UPDATE text_units SET entity_ids = coalesce(links.entity_ids, []), relationship_ids = coalesce(links.relationship_ids, []) "
+                "UPDATE text_units SET entity_ids = coalesce(links.entity_ids, []), relationship_ids = "
+                "coalesce(links.relationship_ids, "
+                "[]) "
                 "FROM links WHERE text_units.id = links.text_unit_id"
             )
         dangling = store.read(
-            "SELECT r.id FROM relationships r WHERE r.corpus = ? AND (r.source NOT IN (SELECT title FROM entities WHERE corpus = ?) "
+            "SELECT r.id FROM relationships r WHERE r.corpus = ? AND (r.source NOT IN (SELECT title FROM entities "
+            "WHERE corpus = ?) "
             "OR r.target NOT IN (SELECT title FROM entities WHERE corpus = ?))",
             [corpus, corpus, corpus],
         )
@@ -179,22 +226,33 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
             "edges": relationships.height,
             "entity_types": {t: n for t, n in entities["type"].value_counts().iter_rows()},
             "mean_degree": round(float(entities["degree"].mean() or 0), 2),
-            "degree_distribution": MetadataValue.md(distribution_markdown({"entities": entities["degree"].to_list()}, "degree")),
+            "degree_distribution": MetadataValue.md(
+                distribution_markdown({"entities": entities["degree"].to_list()}, "degree")
+            ),
             "names_merged_by_resolution": int((~merges["rejected"]).sum()),
             "merges_rejected": int(merges["rejected"].sum()),
             "seconds": seconds,
         } | usage
         yield MaterializeResult(
             asset_key="entities",
-            metadata=table_metadata("entities", entities, ["title", "type", "frequency", "degree", "description"]) | graph_stats,
+            metadata=table_metadata("entities", entities, ["title", "type", "frequency", "degree", "description"])
+            | graph_stats,
             data_version=frame_version(entities, ["id", "title", "type", "description", "text_unit_ids", "degree"]),
             check_results=[_failure_check("summary_calls_succeeded", failure_rows, "entities")],
         )
         yield MaterializeResult(
             asset_key="relationships",
-            metadata=table_metadata("relationships", relationships, ["source", "target", "weight", "description"]) | graph_stats,
+            metadata=table_metadata("relationships", relationships, ["source", "target", "weight", "description"])
+            | graph_stats,
             data_version=frame_version(relationships, ["id", "weight", "description", "text_unit_ids"]),
-            check_results=[AssetCheckResult(check_name="endpoints_are_entities", asset_key="relationships", passed=dangling.is_empty(), metadata={"dangling": dangling.height})],
+            check_results=[
+                AssetCheckResult(
+                    check_name="endpoints_are_entities",
+                    asset_key="relationships",
+                    passed=dangling.is_empty(),
+                    metadata={"dangling": dangling.height},
+                )
+            ],
         )
 
 
@@ -206,7 +264,11 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
         "draws a map of each level's communities (SVG) and writes the graph as GraphML for Gephi, beside the index."
     ),
     kinds={"duckdb", "polars"},
-    check_specs=[AssetCheckSpec("members_exist", asset="communities", description="Every community member is an entity of the corpus.")],
+    check_specs=[
+        AssetCheckSpec(
+            "members_exist", asset="communities", description="Every community member is an entity of the corpus."
+        )
+    ],
     automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
@@ -221,10 +283,14 @@ def communities(context: AssetExecutionContext, settings: IndexSettings) -> Mate
         with store.transaction() as tx:
             tx.replace("communities", found, [corpus])
         pictures = write_graph_pictures(
-            graph_pictures_dir(settings.database, corpus), store.read_table("entities", "corpus", [corpus]), relationships, found
+            graph_pictures_dir(settings.database, corpus),
+            store.read_table("entities", "corpus", [corpus]),
+            relationships,
+            found,
         )
         missing = store.read(
-            "SELECT DISTINCT m.entity_id FROM (SELECT unnest(entity_ids) AS entity_id FROM communities WHERE corpus = ?) m "
+            "SELECT DISTINCT m.entity_id FROM (SELECT unnest(entity_ids) AS entity_id FROM communities WHERE "
+            "corpus = ?) m "
             "ANTI JOIN (SELECT id FROM entities WHERE corpus = ?) e ON m.entity_id = e.id",
             [corpus, corpus],
         )
@@ -234,9 +300,17 @@ def communities(context: AssetExecutionContext, settings: IndexSettings) -> Mate
             | {
                 "levels": found["level"].n_unique() if found.height else 0,
                 "largest_community": int(found["size"].max() or 0) if found.height else 0,
-                "communities_per_level": {str(level): n for level, n in found["level"].value_counts().sort("level").iter_rows()},
+                "communities_per_level": {
+                    str(level): n for level, n in found["level"].value_counts().sort("level").iter_rows()
+                },
                 "community_sizes": MetadataValue.md(
-                    distribution_markdown({f"level {level}": sizes for level, sizes in found.group_by("level").agg("size").sort("level").iter_rows()}, "entities")
+                    distribution_markdown(
+                        {
+                            f"level {level}": sizes
+                            for level, sizes in found.group_by("level").agg("size").sort("level").iter_rows()
+                        },
+                        "entities",
+                    )
                 ),
                 # A community is kept when its level and members are unchanged (its id hashes them).
                 "communities_vs_last_build": kept_and_changed(previous["id"], found["id"]),
@@ -245,7 +319,11 @@ def communities(context: AssetExecutionContext, settings: IndexSettings) -> Mate
             }
             | picture_metadata(pictures),
             data_version=frame_version(found, ["id", "parent", "children", "relationship_ids"]),
-            check_results=[AssetCheckResult(check_name="members_exist", passed=missing.is_empty(), metadata={"missing_members": missing.height})],
+            check_results=[
+                AssetCheckResult(
+                    check_name="members_exist", passed=missing.is_empty(), metadata={"missing_members": missing.height}
+                )
+            ],
         )
 
 
@@ -260,12 +338,18 @@ def communities(context: AssetExecutionContext, settings: IndexSettings) -> Mate
     kinds={"duckdb", "polars"},
     check_specs=[
         AssetCheckSpec("every_community_has_a_report", asset="community_reports"),
-        AssetCheckSpec("report_calls_succeeded", asset="community_reports", description="No report fell back to extractive after an LLM failure."),
+        AssetCheckSpec(
+            "report_calls_succeeded",
+            asset="community_reports",
+            description="No report fell back to extractive after an LLM failure.",
+        ),
     ],
     automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
-def community_reports(context: AssetExecutionContext, config: RebuildConfig, settings: IndexSettings, llm: LLMResource) -> MaterializeResult:
+def community_reports(
+    context: AssetExecutionContext, config: RebuildConfig, settings: IndexSettings, llm: LLMResource
+) -> MaterializeResult:
     started = time.perf_counter()
     corpus = _corpus(context)
     with settings.store() as store:
@@ -282,12 +366,21 @@ def community_reports(context: AssetExecutionContext, config: RebuildConfig, set
             kept = None if redo else previous
             # Claims name entities as extracted; here they meet the entities they were merged into.
             claims = resolve_claims(
-                store.read_table("covariates", "corpus", [corpus]), entities, store.read_table("entity_merges", "corpus", [corpus])
+                store.read_table("covariates", "corpus", [corpus]),
+                entities,
+                store.read_table("entity_merges", "corpus", [corpus]),
             )
             with llm.session(store, corpus, context.run.run_id) as session:
                 reports, failures, context_tokens = llm_reports(
-                    session.client, found, entities, relationships, corpus, llm_settings.report_budget, llm_settings.model_for("report"),
-                    previous=kept, claims=claims,
+                    session.client,
+                    found,
+                    entities,
+                    relationships,
+                    corpus,
+                    llm_settings.report_budget,
+                    llm_settings.model_for("report"),
+                    previous=kept,
+                    claims=claims,
                     embed_ahead=entity_inputs(entities)["text"].to_list(),
                 )
             usage = session.usage.metadata() | {
@@ -305,7 +398,10 @@ def community_reports(context: AssetExecutionContext, config: RebuildConfig, set
             tx.replace("community_reports", reports, [corpus])
             tx.replace("llm_failures", failure_rows, [f"{corpus}#report"])
         unreported = store.read(
-            "SELECT c.community FROM communities c ANTI JOIN community_reports r ON c.community = r.community AND r.corpus = c.corpus WHERE c.corpus = ?",
+            (
+                "SELECT c.community FROM communities c ANTI JOIN community_reports r ON c.community = r.community "
+                "AND r.corpus = c.corpus WHERE c.corpus = ?"
+            ),
             [corpus],
         )
         return MaterializeResult(
@@ -318,7 +414,11 @@ def community_reports(context: AssetExecutionContext, config: RebuildConfig, set
             },
             data_version=frame_version(reports, ["id", "content_hash"]),
             check_results=[
-                AssetCheckResult(check_name="every_community_has_a_report", passed=unreported.is_empty(), metadata={"without_report": unreported.height}),
+                AssetCheckResult(
+                    check_name="every_community_has_a_report",
+                    passed=unreported.is_empty(),
+                    metadata={"without_report": unreported.height},
+                ),
                 _failure_check("report_calls_succeeded", failure_rows),
             ],
         )
@@ -332,11 +432,19 @@ def community_reports(context: AssetExecutionContext, config: RebuildConfig, set
         "in DuckDB and LanceDB, and the BM25 terms of text units and reports (table search_terms)."
     ),
     kinds={"duckdb", "lancedb"},
-    check_specs=[AssetCheckSpec("vector_dimensions_consistent", asset="embeddings", description="One dimension per model, equal in DuckDB and LanceDB counts.")],
+    check_specs=[
+        AssetCheckSpec(
+            "vector_dimensions_consistent",
+            asset="embeddings",
+            description="One dimension per model, equal in DuckDB and LanceDB counts.",
+        )
+    ],
     automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
-def embeddings(context: AssetExecutionContext, config: RebuildConfig, settings: IndexSettings, embedding: EmbeddingResource) -> MaterializeResult:
+def embeddings(
+    context: AssetExecutionContext, config: RebuildConfig, settings: IndexSettings, embedding: EmbeddingResource
+) -> MaterializeResult:
     started = time.perf_counter()
     corpus = _corpus(context)
     with settings.store() as store:
@@ -348,13 +456,26 @@ def embeddings(context: AssetExecutionContext, config: RebuildConfig, settings: 
         )
         # Embedding every text again asks an endpoint again; its cache answers each text it embedded.
         redo = why_redo_everything(context, store, settings, "embeddings", config)
-        existing = pl.DataFrame(schema=EMBEDDING_COLUMNS) if redo else store.read_table("embeddings", "corpus", [corpus])
-        with chosen_embedder(embedding.get_settings(), settings.make_embedder, lambda: embedding.session(store, corpus, context.run.run_id)) as (embedder, endpoint_usage):
+        existing = (
+            pl.DataFrame(schema=EMBEDDING_COLUMNS) if redo else store.read_table("embeddings", "corpus", [corpus])
+        )
+        with chosen_embedder(
+            embedding.get_settings(),
+            settings.make_embedder,
+            lambda: embedding.session(store, corpus, context.run.run_id),
+        ) as (embedder, endpoint_usage):
             rows, embedded = embed_missing(wanted, existing, embedder, corpus)
         usage = endpoint_usage.metadata() if endpoint_usage is not None else {"llm_calls": 0}
-        built_at = dt.datetime.now(dt.timezone.utc)
+        built_at = dt.datetime.now(dt.UTC)
         build = pl.DataFrame(
-            [{"corpus": corpus, "sources_hash": store.sources_fingerprint(corpus), "stage_fingerprints": dump_fingerprints(current_fingerprints(settings)), "built_at": built_at}],
+            [
+                {
+                    "corpus": corpus,
+                    "sources_hash": store.sources_fingerprint(corpus),
+                    "stage_fingerprints": dump_fingerprints(current_fingerprints(settings)),
+                    "built_at": built_at,
+                }
+            ],
             schema=CORPUS_BUILD_COLUMNS,
         )
         terms = search_term_rows(wanted, corpus)
@@ -363,20 +484,38 @@ def embeddings(context: AssetExecutionContext, config: RebuildConfig, settings: 
             tx.replace("search_terms", terms, [corpus])
             tx.replace("corpus_builds", build, [corpus])
         # The build counts as done once it is mirrored and published too (indexing.corpus_work).
-        mirrored = settings.vector_store().replace_corpus(corpus, rows, build=(built_at - EPOCH) // dt.timedelta(microseconds=1))
+        mirrored = settings.vector_store().replace_corpus(
+            corpus, rows, build=(built_at - EPOCH) // dt.timedelta(microseconds=1)
+        )
         dimensions = rows.select(pl.col("vector").list.len().unique()).to_series().to_list()
         by_kind = {k: n for k, n in rows["kind"].value_counts().iter_rows()}
         consistent = len(dimensions) <= 1 and all(mirrored[k] == by_kind.get(k, 0) for k in mirrored)
         return MaterializeResult(
-            metadata=table_metadata("embeddings", rows.drop("vector").with_columns(pl.lit(None, pl.List(pl.Float32)).alias("vector")), ["kind", "id", "model", "text"])
-            | {"model": embedder.name, "dimensions": dimensions[0] if dimensions else 0, "by_kind": by_kind, "search_terms": terms.height, "newly_embedded": embedded, "reused": rows.height - embedded, "seconds": time.perf_counter() - started}
+            metadata=table_metadata(
+                "embeddings",
+                rows.drop("vector").with_columns(pl.lit(None, pl.List(pl.Float32)).alias("vector")),
+                ["kind", "id", "model", "text"],
+            )
+            | {
+                "model": embedder.name,
+                "dimensions": dimensions[0] if dimensions else 0,
+                "by_kind": by_kind,
+                "search_terms": terms.height,
+                "newly_embedded": embedded,
+                "reused": rows.height - embedded,
+                "seconds": time.perf_counter() - started,
+            }
             | usage,
             data_version=frame_version(rows, ["kind", "id", "content_hash", "model"]),
             check_results=[
                 AssetCheckResult(
                     check_name="vector_dimensions_consistent",
                     passed=consistent,
-                    metadata={"dimensions_seen": str(dimensions), "lancedb_rows": str(mirrored), "duckdb_rows": str(by_kind)},
+                    metadata={
+                        "dimensions_seen": str(dimensions),
+                        "lancedb_rows": str(mirrored),
+                        "duckdb_rows": str(by_kind),
+                    },
                 )
             ],
         )
@@ -398,7 +537,11 @@ def published_index(context: AssetExecutionContext, settings: IndexSettings) -> 
     pointer = publish_snapshot(settings.database, settings.vectors, corpus)
     # Counted in the snapshot itself: what readers see, not what the index holds by now.
     with connect(pointer["snapshot"], read_only=True) as snapshot:
-        rows = {name: snapshot.execute(f'SELECT count(*) FROM "{name}" WHERE corpus = ?', [corpus]).fetchone()[0] for name in CORPUS_TABLES}
+        rows = {
+            name: snapshot.execute(f'SELECT count(*) FROM "{name}" WHERE corpus = ?', [corpus]).fetchone()[0]
+            for name in CORPUS_TABLES
+        }
     return MaterializeResult(
-        metadata=tables_metadata(rows) | {"snapshot": pointer["snapshot"], "lancedb_versions": pointer["lancedb_versions"]}
+        metadata=tables_metadata(rows)
+        | {"snapshot": pointer["snapshot"], "lancedb_versions": pointer["lancedb_versions"]}
     )

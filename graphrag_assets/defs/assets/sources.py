@@ -10,7 +10,6 @@ A source's row in the ``sources`` table says how far it got: none once its file 
 fingerprint it was indexed with once every one of its text units is extracted.
 """
 
-
 import datetime as dt
 import time
 from pathlib import Path
@@ -45,7 +44,7 @@ SOURCE_ASSET_OPTIONS = dict(
 
 
 def utc_now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 def _read_partition(settings: IndexSettings, key: str) -> pl.DataFrame:
@@ -63,15 +62,22 @@ def add_metadata_per_partition(context: AssetExecutionContext, metadata_by_parti
     from dagster._core.execution.context.metadata_logging import AssetMetadataHandle, OutputMetadataAccumulator
 
     step = context.op_execution_context._step_execution_context
-    added = {AssetMetadataHandle(asset_key=context.asset_key, partition_key=key): metadata for key, metadata in metadata_by_partition.items()}
-    step._metadata_accumulator = OutputMetadataAccumulator(per_output_metadata={**step._metadata_accumulator.per_output_metadata, **added})
+    added = {
+        AssetMetadataHandle(asset_key=context.asset_key, partition_key=key): metadata
+        for key, metadata in metadata_by_partition.items()
+    }
+    step._metadata_accumulator = OutputMetadataAccumulator(
+        per_output_metadata={**step._metadata_accumulator.per_output_metadata, **added}
+    )
 
 
 @asset(
     **SOURCE_ASSET_OPTIONS,
     code_version=code_version("reading", "documents"),
     description="Documents read from each input file (one per .txt/.md file, one per row of CSV/JSONL/Parquet).",
-    check_specs=[AssetCheckSpec("sources_readable", asset="documents", description="Every source file of the run could be read.")],
+    check_specs=[
+        AssetCheckSpec("sources_readable", asset="documents", description="Every source file of the run could be read.")
+    ],
 )
 def documents(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
     started = time.perf_counter()
@@ -84,7 +90,15 @@ def documents(context: AssetExecutionContext, settings: IndexSettings) -> Materi
             except InputError as error:
                 context.log.error(f"Skipping source {error}; its previously indexed rows are kept.")
                 corpus, _, source_path = key.partition("/")
-                errors.append({"corpus": corpus, "source_partition": key, "source_path": source_path, "error": str(error), "recorded_at": utc_now()})
+                errors.append(
+                    {
+                        "corpus": corpus,
+                        "source_partition": key,
+                        "source_path": source_path,
+                        "error": str(error),
+                        "recorded_at": utc_now(),
+                    }
+                )
         read = pl.concat(frames) if frames else pl.DataFrame(schema=TABLES["documents"].columns)
         readable = [key for key in context.partition_keys if key not in {e["source_partition"] for e in errors}]
         read = keep_short_ids(read, store.short_ids("documents", read["corpus"].unique().to_list()))
@@ -98,7 +112,11 @@ def documents(context: AssetExecutionContext, settings: IndexSettings) -> Materi
         # named as such.
         indexed = dict(
             store.read(
-                "SELECT source_partition, count(*) AS n FROM documents WHERE source_partition IN (SELECT unnest(?)) GROUP BY 1",
+                (
+                    "SELECT source_partition, count(*) AS n FROM documents WHERE source_partition IN (SELECT "
+                    "unnest(?)) "
+                    "GROUP BY 1"
+                ),
                 [context.partition_keys],
             ).iter_rows()
         )
@@ -109,7 +127,9 @@ def documents(context: AssetExecutionContext, settings: IndexSettings) -> Materi
             {
                 key: {
                     "dagster/row_count": indexed.get(key, 0),
-                    "preview": MetadataValue.md(markdown_preview(read_by_source.get((key,), read.clear()), ["title", "source_path", "text"])),
+                    "preview": MetadataValue.md(
+                        markdown_preview(read_by_source.get((key,), read.clear()), ["title", "source_path", "text"])
+                    ),
                 }
                 | ({"unreadable": error_of[key]} if key in error_of else {})
                 for key in context.partition_keys
