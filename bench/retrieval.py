@@ -134,7 +134,7 @@ class BM25:
 def pack_passages(passages: list[dict], budget: int) -> tuple[list[str], int]:
     """Ranked passages, one line "title: text" each, in order until the next does not fit
     (as ``graphrag_query.context.pack`` packs): (titles kept, tokens used)."""
-    from graphrag_assets.core.tokens import count_tokens
+    from graphrag_common.tokens import count_tokens
 
     used, kept = 0, []
     for passage in passages:

@@ -20,8 +20,9 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from graphrag_common.ids import content_hash
+
 from .configuration import INDEX_SETTINGS, settings_of_stage
-from .core.ids import content_hash
 from .llm.prompts import prompts_version
 from .llm.settings import LLMSettings
 

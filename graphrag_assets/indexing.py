@@ -16,30 +16,20 @@ from pathlib import Path
 import polars as pl
 from dagster import AssetKey, DagsterInstance, Definitions
 
+from .build_state import corpus_work, failed_llm_calls
 from .core.inputs import corpus_of_partition, discover_sources
 from .core.source_diff import SourcePlan, plan_sources
-from .defs.partitions import corpus_partitions, source_partitions
+from .defs.partitions import RANGE_END_TAG, RANGE_START_TAG, contiguous_ranges, corpus_partitions, source_partitions
 from .fingerprints import (
-    KEEPS_EARLIER_WORK,
-    STAGES,
-    assets_of,
     current_fingerprints,
-    load_fingerprints,
-    stage_changes,
-    stages_from,
 )
-from .run_launcher import HOST_TAG, this_host
+from .instance.run_launcher import HOST_TAG, this_host
 from .settings import IndexSettings
-from .storage.duckdb_store import IndexStore
-from .storage.snapshot import published_builds
 
 # Runs launched by this process carry these tags, so that a later pass can tell a run
 # whose process died (SIGKILL, power loss) from one that is still going.
 LAUNCHER_TAG = "graphrag/launcher"
 PID_TAG = "graphrag/pid"
-# Dagster stores partition ranges for single-run backfills in these run tags.
-RANGE_START_TAG = "dagster/asset_partition_range_start"
-RANGE_END_TAG = "dagster/asset_partition_range_end"
 SUMMARY_TABLES = [
     "documents",
     "text_units",
@@ -93,116 +83,6 @@ def step_errors(result) -> list[str]:
                 error = error.cause
             lines.append(f"{error.cls_name}: {error.message.split(': ', 1)[-1].strip()}".splitlines()[0])
     return lines
-
-
-def contiguous_ranges(ordered_keys: list[str], wanted: set[str]) -> list[tuple[str, str]]:
-    """Runs of consecutive wanted keys in partition order: one Dagster run per range."""
-    ranges, start, previous = [], None, None
-    for key in ordered_keys:
-        if key in wanted:
-            start = start or key
-            previous = key
-        elif start is not None:
-            ranges.append((start, previous))
-            start = None
-    if start is not None:
-        ranges.append((start, previous))
-    return ranges
-
-
-@dataclass(frozen=True)
-class CorpusWork:
-    """Why a corpus is not done, the graph assets that finish it (``None``: the whole
-    graph job; the cache makes every LLM call already answered free), and those of them
-    told to redo every source (their ``rebuild`` run config)."""
-
-    reason: str
-    assets: tuple[str, ...] | None = None
-    rebuild: tuple[str, ...] = ()
-
-    def run_config(self) -> dict:
-        return {"ops": {asset: {"config": {"rebuild": True}} for asset in self.rebuild}}
-
-
-MIRROR_ASSETS = ("embeddings", "published_index")  # vectors come from DuckDB; nothing is embedded again
-PUBLISH_ASSETS = ("published_index",)
-# llm_failures scopes of graph stages: "<corpus>#summary", "<corpus>#report".
-GRAPH_FAILURE_SCOPE = r"#(summary|report)$"
-
-
-def graph_assets_from(stage: str) -> tuple[str, ...] | None:
-    """The graph job's assets that redo ``stage`` and every stage after it (``None``: the
-    whole job; reading is redone by the source runs before it)."""
-    if STAGES.index(stage) <= STAGES.index("chunking"):
-        return None
-    return assets_of(stages_from(stage)) + PUBLISH_ASSETS
-
-
-def corpus_work(
-    store: IndexStore, settings: IndexSettings, corpora: set[str], rebuild: str | None = None
-) -> dict[str, CorpusWork]:
-    """The corpora that are not done, and why. Done means: the graph was built from the
-    sources of now, by the code and settings of now (every stage's fingerprint), every
-    source extracted, no LLM call of its graph stages failed, its vectors mirrored to
-    LanceDB and the build published to readers. Each missing piece is repaired by the next
-    run, paying only for what is missing: a stage built otherwise is redone with every
-    stage after it. ``rebuild`` (a stage) redoes that stage for every source, and forces
-    the stages after it to redo everything too."""
-    builds = {
-        row["corpus"]: row
-        for row in store.read("SELECT *, epoch_us(built_at) AS stamp FROM corpus_builds").iter_rows(named=True)
-    }
-    failed = dict(
-        store.read(
-            (
-                "SELECT regexp_replace(scope, ?, '') AS corpus, count(*) AS n FROM llm_failures WHERE "
-                "regexp_matches(scope, "
-                "?) GROUP BY ALL"
-            ),
-            [GRAPH_FAILURE_SCOPE, GRAPH_FAILURE_SCOPE],
-        ).iter_rows()
-    )
-    current = current_fingerprints(settings)
-    forced = tuple(asset for asset in assets_of(stages_from(rebuild)) if asset in KEEPS_EARLIER_WORK) if rebuild else ()
-    mirrored = settings.vector_store().mirrored_builds()
-    published = published_builds(settings.database)
-    work = {}
-    for corpus in corpora:
-        build = builds.get(corpus)
-        if build is None:
-            work[corpus] = CorpusWork("no graph yet")
-            continue
-        unextracted = store.sources_not_extracted(corpus).height
-        redo = list(stage_changes(load_fingerprints(build["stage_fingerprints"]), current).items())
-        if rebuild:
-            redo.append((rebuild, f"rebuild of {rebuild} requested"))
-        if build["sources_hash"] != store.sources_fingerprint(corpus) or unextracted:
-            redo.append(
-                ("chunking", f"sources changed ({unextracted} to extract)" if unextracted else "sources changed")
-            )
-        if redo:
-            redo.sort(key=lambda change: STAGES.index(change[0]))
-            reasons = "; ".join(dict.fromkeys(why for _, why in redo))
-            work[corpus] = CorpusWork(reasons, graph_assets_from(redo[0][0]), forced)
-        elif failed.get(corpus):
-            work[corpus] = CorpusWork(f"retrying {failed[corpus]} failed summary/report call(s)")
-        elif mirrored.get(corpus) != build["stamp"]:
-            work[corpus] = CorpusWork(f"vectors missing from {settings.vectors}", MIRROR_ASSETS)
-        elif published.get(corpus) != build["stamp"]:
-            work[corpus] = CorpusWork("last build not published", PUBLISH_ASSETS)
-    return work
-
-
-def failed_llm_calls(store: IndexStore, corpora: set[str]) -> dict[str, int]:
-    """stage -> calls that failed after their retries, over the given corpora."""
-    rows = store.read(
-        "SELECT stage, count(*) AS n FROM llm_failures WHERE (CASE WHEN regexp_matches(scope, $2) THEN "
-        "regexp_replace(scope, "
-        "$2, '') "
-        "ELSE split_part(scope, '/', 1) END) IN (SELECT unnest($1)) GROUP BY stage ORDER BY stage",
-        [sorted(corpora), GRAPH_FAILURE_SCOPE],
-    )
-    return dict(rows.iter_rows())
 
 
 def _process_alive(pid: int) -> bool:
@@ -288,9 +168,10 @@ def estimate_pending(plan: SourcePlan, settings: IndexSettings) -> Estimate:
     with claims on, one claim call per text unit more). Summary and report calls depend on
     the graph the extraction finds; the communities a corpus holds now bound the report
     calls of an update (one per community whose content changes, and per new one)."""
+    from graphrag_common.tokens import count_tokens
+
     from .core.chunking import chunk_documents
     from .core.inputs import InputError, read_source
-    from .core.tokens import count_tokens
     from .llm.client import EMBEDDING_BATCH_TEXTS, EMBEDDING_BATCH_TOKENS
     from .llm.prompts import load_prompt
     from .llm.settings import LLMSettings
@@ -380,7 +261,7 @@ def _launch_runs(
 ) -> None:
     """Retract deleted sources, register new partitions (one call), run the pending source
     partitions, then build every corpus that is not done; the runs go to ``report``."""
-    from .llm.client import EndpointRefused  # imports openai (seconds): only when runs are launched
+    from .llm.errors import EndpointRefused  # imports openai (seconds): only when runs are launched
 
     store = settings.store()
     if plan.deleted:

@@ -15,7 +15,7 @@ import time
 import warnings
 from pathlib import Path
 
-from graphrag_assets.llm.client import LLMCall
+from graphrag_assets.llm.cache import LLMCall
 from graphrag_assets.storage.snapshot import query_calls_path
 
 LOCK_WAIT_SECONDS = 2.0

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 
 import polars as pl
 
-from graphrag_assets.core.tokens import count_tokens
+from graphrag_common.tokens import count_tokens
 
 from .result import Citation
 

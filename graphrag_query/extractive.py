@@ -9,8 +9,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from graphrag_assets.core.chunking import split_sentences
-from graphrag_assets.core.lexical import has_cjk
+from graphrag_common.lexical import has_cjk
+from graphrag_common.sentences import split_sentences
 
 from .relevance import RelevanceScorer
 from .result import EXTRACTIVE_LABEL, NO_DATA_ANSWER

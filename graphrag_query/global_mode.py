@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from graphrag_assets.core.chunking import split_sentences
-from graphrag_assets.core.tokens import count_tokens
+from graphrag_common.sentences import split_sentences
+from graphrag_common.tokens import count_tokens
 
 from .context import citations_for, pack
 from .extractive import _clean

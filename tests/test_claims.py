@@ -12,9 +12,9 @@ from dagster import AssetCheckKey, AssetKey
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
 from graphrag_assets.core.claims import CLAIM_HEADER, claim_line, claim_records, resolve_claims
-from graphrag_assets.core.reports_llm import report_context
-from graphrag_assets.core.tokens import count_tokens
 from graphrag_assets.llm.prompts import load_prompt
+from graphrag_assets.llm_stages.reports import report_context
+from graphrag_common.tokens import count_tokens
 from graphrag_query import IndexReader, local_search
 
 from .fake_openai import Fault

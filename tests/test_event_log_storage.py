@@ -19,8 +19,8 @@ from dagster import (
 )
 from dagster._core.storage.partition_status_cache import AssetPartitionStatus
 
-from graphrag_assets.event_log_storage import BATCH_SIZE_VARIABLE, BatchingSqliteEventLogStorage
-from graphrag_assets.indexing import RANGE_END_TAG, RANGE_START_TAG
+from graphrag_assets.defs.partitions import RANGE_END_TAG, RANGE_START_TAG
+from graphrag_assets.instance.event_log_storage import BATCH_SIZE_VARIABLE, BatchingSqliteEventLogStorage
 
 files = DynamicPartitionsDefinition(name="files")
 KEYS = [f"default/file-{number:03d}.txt" for number in range(40)]
@@ -71,7 +71,7 @@ def test_a_ranged_run_stores_the_same_events_in_batches(batching, tmp_path):
         expected = _materialize_range(plain)
     storage = {
         "event_log_storage": {
-            "module": "graphrag_assets.event_log_storage",
+            "module": "graphrag_assets.instance.event_log_storage",
             "class": BatchingSqliteEventLogStorage.__name__,
         }
     }

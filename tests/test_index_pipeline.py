@@ -10,7 +10,8 @@ from dagster import AssetCheckKey, AssetKey
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
 from graphrag_assets.defs.build import build_definitions
-from graphrag_assets.indexing import RANGE_END_TAG, RANGE_START_TAG, run_index
+from graphrag_assets.defs.partitions import RANGE_END_TAG, RANGE_START_TAG
+from graphrag_assets.indexing import run_index
 
 from .conftest import OFFLINE_CHECKS
 from .index_equality import assert_same_index

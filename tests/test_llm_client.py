@@ -8,7 +8,9 @@ import duckdb
 import pytest
 from pydantic import BaseModel
 
-from graphrag_assets.llm.client import BudgetExhausted, EndpointRefused, LLMCache, LLMClient, LLMError
+from graphrag_assets.llm.cache import LLMCache
+from graphrag_assets.llm.client import LLMClient
+from graphrag_assets.llm.errors import BudgetExhausted, EndpointRefused, LLMError
 from graphrag_assets.llm.models import GraphExtraction
 from graphrag_assets.llm.settings import LLMSettings
 

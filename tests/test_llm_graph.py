@@ -5,10 +5,11 @@ import duckdb
 import polars as pl
 
 from graphrag_assets.core.extraction.records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS
-from graphrag_assets.core.llm_graph import build_llm_graph
 from graphrag_assets.core.resolution import candidate_pairs
-from graphrag_assets.llm.client import LLMCache, LLMClient
+from graphrag_assets.llm.cache import LLMCache
+from graphrag_assets.llm.client import LLMClient
 from graphrag_assets.llm.settings import LLMSettings
+from graphrag_assets.llm_stages.graph import build_llm_graph
 
 from .fake_openai import FakeOpenAI
 

@@ -21,7 +21,7 @@ import yaml
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
 from graphrag_assets.defs.partitions import DUCKDB_POOL
-from graphrag_assets.run_launcher import HOST_TAG, process_alive, this_host, worker_process
+from graphrag_assets.instance.run_launcher import HOST_TAG, process_alive, this_host, worker_process
 from graphrag_assets.storage.duckdb_store import IndexStore
 from graphrag_assets.storage.snapshot import read_pointer
 

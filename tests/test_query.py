@@ -11,8 +11,8 @@ import duckdb
 import polars as pl
 import pytest
 
-from graphrag_assets.core.tokens import count_tokens
 from graphrag_assets.storage.search import LexicalIndex
+from graphrag_common.tokens import count_tokens
 from graphrag_query import (
     IndexReader,
     asearch,

@@ -7,9 +7,10 @@ from collections import Counter
 import duckdb
 import pytest
 
-from graphrag_assets.core.tokens import count_tokens
-from graphrag_assets.llm.client import LLMCache, LLMClient
+from graphrag_assets.llm.cache import LLMCache
+from graphrag_assets.llm.client import LLMClient
 from graphrag_assets.llm.settings import LLMSettings
+from graphrag_common.tokens import count_tokens
 from graphrag_query import IndexReader, drift_search, global_search, local_search, search, search_stream
 from graphrag_query.call_log import QueryCallLog
 from graphrag_query.global_mode import GlobalSettings, map_batches, reports_at_level

@@ -11,9 +11,10 @@ import polars as pl
 from dagster import AssetKey, DagsterInstance
 
 from graphrag_assets import fingerprints
+from graphrag_assets.build_state import CorpusWork, corpus_work
 from graphrag_assets.defs.build import build_definitions
 from graphrag_assets.fingerprints import CODE_VERSIONS, STAGE_ASSETS, STAGES
-from graphrag_assets.indexing import CorpusWork, corpus_work, run_index
+from graphrag_assets.indexing import run_index
 
 from .conftest import SAMPLE_CORPUS
 from .index_equality import assert_same_index

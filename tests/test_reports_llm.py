@@ -5,10 +5,11 @@ import duckdb
 import polars as pl
 
 from graphrag_assets.core.communities import COMMUNITY_COLUMNS
-from graphrag_assets.core.reports_llm import llm_reports, needs_sub_reports, report_context
-from graphrag_assets.core.tokens import count_tokens
-from graphrag_assets.llm.client import LLMCache, LLMClient
+from graphrag_assets.llm.cache import LLMCache
+from graphrag_assets.llm.client import LLMClient
 from graphrag_assets.llm.settings import LLMSettings
+from graphrag_assets.llm_stages.reports import llm_reports, needs_sub_reports, report_context
+from graphrag_common.tokens import count_tokens
 
 from .fake_openai import FakeOpenAI
 

@@ -7,7 +7,6 @@ import pytest
 
 from graphrag_assets.core.extraction.names import name_key
 from graphrag_assets.core.extraction.records import EXTRACTED_ENTITY_COLUMNS
-from graphrag_assets.core.merge_confirmation import MAX_PAIRS_PER_CALL, STAGE, confirm_merges, pair_batches
 from graphrag_assets.core.resolution import (
     DECISION_COLUMNS,
     FALLBACK,
@@ -16,8 +15,10 @@ from graphrag_assets.core.resolution import (
     candidate_pairs,
     resolve,
 )
-from graphrag_assets.llm.client import LLMCache, LLMClient, run_with
+from graphrag_assets.llm.cache import LLMCache
+from graphrag_assets.llm.client import LLMClient, run_with
 from graphrag_assets.llm.settings import LLMSettings
+from graphrag_assets.llm_stages.merge_confirmation import MAX_PAIRS_PER_CALL, STAGE, confirm_merges, pair_batches
 
 from .fake_openai import FakeOpenAI, Fault
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from graphrag_assets.core.lexical import fold
+from graphrag_common.lexical import fold
 from graphrag_query import IndexReader
 from graphrag_query.router import named_entities, route
 

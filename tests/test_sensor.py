@@ -14,8 +14,8 @@ from dagster import (
     build_sensor_context,
 )
 
+from graphrag_assets.defs.partitions import RANGE_END_TAG, RANGE_START_TAG
 from graphrag_assets.defs.sensors import consistency_sensor, source_files_sensor
-from graphrag_assets.indexing import RANGE_END_TAG, RANGE_START_TAG
 from graphrag_assets.storage.snapshot import pointer_path, publish_snapshot
 
 

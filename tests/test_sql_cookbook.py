@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 from graphrag_assets.defs.metadata import table_metadata
-from graphrag_assets.llm.client import CacheRow, CallSite, LLMCache, call_record
+from graphrag_assets.llm.cache import CacheRow, CallSite, LLMCache, call_record
 from graphrag_assets.llm.prices import ModelPrice
 from graphrag_assets.storage.duckdb_store import IndexStore
 from graphrag_assets.storage.schema import LLM_FAILURE_COLUMNS, SOURCE_ERROR_COLUMNS, TABLES, column_description

@@ -14,16 +14,17 @@ offsets so a multi-byte character (Chinese) is never split between two chunks.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
 import polars as pl
 
-from .ids import content_hash, stable_id
+from graphrag_common.ids import content_hash, stable_id
+from graphrag_common.sentences import split_sentences
+from graphrag_common.tokens import DEFAULT_ENCODING, get_encoding
+
 from .inputs import given_title
-from .tokens import DEFAULT_ENCODING, get_encoding
 
 ChunkingMode = Literal["tokens", "sentences"]
 
@@ -38,9 +39,6 @@ TEXT_UNIT_COLUMNS = {
     "source_partition": pl.String,
     "content_hash": pl.String,
 }
-
-# Sentence ends: Latin punctuation followed by space/newline, CJK full stops, blank lines.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+|(?<=[。！？；])|\n\s*\n")
 
 
 @dataclass(frozen=True)
@@ -59,19 +57,6 @@ class ChunkingSettings:
             )
         if self.mode not in ("tokens", "sentences"):
             raise ValueError(f"chunking mode must be 'tokens' or 'sentences', got {self.mode!r}")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences with their trailing whitespace, so that ''.join(result) == text."""
-    pieces, start = [], 0
-    for match in _SENTENCE_END.finditer(text):
-        end = match.end()
-        if end > start:
-            pieces.append(text[start:end])
-            start = end
-    if start < len(text):
-        pieces.append(text[start:])
-    return pieces
 
 
 def _token_windows(text: str, settings: ChunkingSettings) -> list[str]:

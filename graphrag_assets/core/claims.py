@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from graphrag_common.ids import stable_id
+
 from .extraction.names import name_key
-from .ids import stable_id
 
 COVARIATE_COLUMNS = {
     "id": pl.String,

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import graspologic_native as gn
 import polars as pl
 
-from .ids import stable_id
+from graphrag_common.ids import stable_id
 
 COMMUNITY_COLUMNS = {
     "id": pl.String,

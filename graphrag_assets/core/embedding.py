@@ -17,7 +17,7 @@ from typing import Protocol
 import numpy as np
 import polars as pl
 
-from .ids import content_hash
+from graphrag_common.ids import content_hash
 
 EMBEDDING_KINDS = ("text_unit_text", "entity_description", "community_full_content")
 _TOKEN = re.compile(r"[\w\u4e00-\u9fff]+", re.UNICODE)

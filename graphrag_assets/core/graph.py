@@ -27,8 +27,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from graphrag_common.ids import stable_id
+
 from .extraction.records import majority_type
-from .ids import stable_id
 
 ENTITY_COLUMNS = {
     "id": pl.String,

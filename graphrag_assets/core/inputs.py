@@ -22,7 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
-from .ids import content_hash, stable_id
+from graphrag_common.ids import content_hash, stable_id
 
 TEXT_SUFFIXES = {".txt", ".md"}
 TABLE_SUFFIXES = {".csv", ".jsonl", ".parquet"}

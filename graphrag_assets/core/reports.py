@@ -14,7 +14,7 @@ from collections import Counter
 
 import polars as pl
 
-from .ids import content_hash, stable_id
+from graphrag_common.ids import content_hash, stable_id
 
 REPORT_COLUMNS = {
     "id": pl.String,

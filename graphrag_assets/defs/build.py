@@ -3,10 +3,10 @@
 
 from dagster import Definitions, in_process_executor, load_assets_from_modules
 
-from ..llm.resources import EmbeddingResource, LLMResource
 from ..settings import IndexSettings
 from .assets import extraction, graph, sources
 from .jobs import build_graph_job, index_sources_job
+from .resources import EmbeddingResource, LLMResource
 from .sensors import consistency_sensor, graph_automation_sensor, source_files_sensor
 
 

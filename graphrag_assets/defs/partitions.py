@@ -18,3 +18,22 @@ ALL_SOURCES = AllPartitionMapping()
 # Every asset that opens the DuckDB file runs in this pool; dagster_home/dagster.yaml gives
 # pools one slot, because DuckDB admits a single writer process.
 DUCKDB_POOL = "graphrag_duckdb"
+
+# Dagster stores partition ranges for single-run backfills in these run tags.
+RANGE_START_TAG = "dagster/asset_partition_range_start"
+RANGE_END_TAG = "dagster/asset_partition_range_end"
+
+
+def contiguous_ranges(ordered_keys: list[str], wanted: set[str]) -> list[tuple[str, str]]:
+    """Runs of consecutive wanted keys in partition order: one Dagster run per range."""
+    ranges, start, previous = [], None, None
+    for key in ordered_keys:
+        if key in wanted:
+            start = start or key
+            previous = key
+        elif start is not None:
+            ranges.append((start, previous))
+            start = None
+    if start is not None:
+        ranges.append((start, previous))
+    return ranges

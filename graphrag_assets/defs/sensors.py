@@ -39,15 +39,15 @@ from dagster import (
 )
 from dagster._core.storage.partition_status_cache import AssetPartitionStatus
 
+from ..build_state import corpus_work
 from ..core.inputs import InputError, corpus_of_partition, discover_sources
 from ..core.source_diff import plan_sources
-from ..indexing import RANGE_END_TAG, RANGE_START_TAG, contiguous_ranges, corpus_work
 from ..settings import IndexSettings
 from ..storage.connection import lock_holder
 from ..storage.duckdb_store import IndexStore
 from ..storage.snapshot import read_pointer
 from .jobs import GRAPH_ASSETS, build_graph_job, index_sources_job
-from .partitions import corpus_partitions, source_partitions
+from .partitions import RANGE_END_TAG, RANGE_START_TAG, contiguous_ranges, corpus_partitions, source_partitions
 
 FIRST_RETRY_SECONDS = 60.0  # a failed partition is retried at once, then 60 s later, doubling
 LAST_RETRY_SECONDS = 3600.0

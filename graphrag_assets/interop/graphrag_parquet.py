@@ -27,11 +27,12 @@ from pathlib import Path
 
 import polars as pl
 
+from graphrag_common.ids import content_hash
+from graphrag_common.lexical import search_term_rows
+
 from ..core.embedding import EMBEDDING_COLUMNS, Embedder, embed_missing, embedding_inputs
 from ..core.extraction.names import name_key
 from ..core.extraction.offline import extract_offline
-from ..core.ids import content_hash
-from ..core.lexical import search_term_rows
 from ..storage.schema import TABLES
 
 _IDS = pl.List(pl.String)

@@ -50,8 +50,8 @@ def import_graphrag(folder: Path, corpus: str, settings: IndexSettings) -> dict[
         store.ensure_schema()
         # The embedder the embeddings step uses; questions are embedded with the same one.
         # Imported here: the LLM resources bring Dagster, which export does not need.
-        from ..llm.client import CallSite
-        from ..llm.resources import LLMSession, chosen_embedder
+        from ..llm.cache import CallSite
+        from ..llm.session import LLMSession, chosen_embedder
 
         endpoint = LLMSettings.from_env()
         with chosen_embedder(

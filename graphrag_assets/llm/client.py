@@ -10,14 +10,14 @@ completions and embeddings through any OpenAI-compatible endpoint.
   retries with exponential backoff and jitter on 429, 5xx, timeouts and connection
   errors, honouring Retry-After; never on 400/401/403/404. A 401, 403 or 404 means a
   wrong key, model or address: every other call would fail alike, so it stops the run
-  (``EndpointRefused``) with the setting to fix instead of being recorded per item.
-- Every answer is cached in DuckDB (``llm_cache``) under a key of model, messages,
+  (``EndpointRefused``, errors.py) with the setting to fix instead of being recorded per item.
+- Every answer is cached in DuckDB (``llm_cache``, cache.py) under a key of model, messages,
   parameters, schema and prompt version, written as soon as the call returns: a rerun
   makes no call for anything already answered, even after a crash.
 - Every call, answered by the endpoint or by the cache, is recorded (``llm_calls``) with
   its stage, corpus, run, tokens and the price of its model at that moment, in the same
   transaction as its answer; cache hits ride along with the next write.
-- Calls, cache hits, tokens and cost are counted per stage; an optional token budget
+- Calls, cache hits, tokens and cost are counted per stage (usage.py); an optional token budget
   stops the run cleanly.
 - The API key never appears in errors, logs, metadata or cache rows.
 """
@@ -25,32 +25,29 @@ completions and embeddings through any OpenAI-compatible endpoint.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
-import datetime as dt
 import functools
 import json
 import random
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
-import duckdb
 import numpy as np
 import openai
 from pydantic import BaseModel
 
-from ..core.ids import content_hash
-from ..core.tokens import count_tokens, get_encoding
-from ..storage.schema import TABLES, create_statement
-from .prices import ModelPrice, call_cost_usd
+from graphrag_common.ids import content_hash
+from graphrag_common.tokens import count_tokens, get_encoding
+
+from .cache import CacheRow, CallSite, LLMCache, LLMCall, call_record
+from .errors import BudgetExhausted, EndpointRefused, LLMError, describe, refusal, transport_error
 from .rate_limit import RateLimiter
-from .settings import MODEL_OF_STAGE, LLMSettings
+from .settings import LLMSettings
+from .usage import UsageByStage
 
 R = TypeVar("R")
 T = TypeVar("T", bound=BaseModel)
-RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError, openai.APITimeoutError)
 EMBEDDING_MAX_TOKENS = 8_000  # per input text; longer texts are split and averaged
 EMBEDDING_BATCH_TEXTS = 64
 EMBEDDING_BATCH_TOKENS = 32_000
@@ -58,246 +55,10 @@ COMPLETION_ALLOWANCE = 1_000  # completion tokens assumed for a call when rate l
 EMBED_AHEAD_BATCH = 16  # texts per request when embedding ahead piecemeal (one report at a time)
 
 
-class LLMError(RuntimeError):
-    pass
+NO_SITE = CallSite()
 
 
-class EndpointRefused(RuntimeError):
-    """The endpoint refused the settings (HTTP 401/403/404). Not an ``LLMError``: no stage
-    records it as one item's failure and goes on; the step fails with this message."""
-
-
-# Which settings an HTTP refusal points at, for completions and for embeddings.
-_REFUSAL_HINTS = {
-    401: ("the API key was refused", "{key}"),
-    403: ("the API key may not use this model or endpoint", "{key} and {model}"),
-    404: ("no such model or endpoint", "{model} and {base_url}"),
-}
-
-
-def _refusal(error: BaseException, stage: str, settings: LLMSettings) -> EndpointRefused | None:
-    seen = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        if isinstance(error, openai.APIStatusError) and error.status_code in _REFUSAL_HINTS:
-            what, fix = _REFUSAL_HINTS[error.status_code]
-            if stage == "embedding":
-                names = {
-                    "key": "GRAPHRAG_EMBEDDING_API_KEY (default GRAPHRAG_LLM_API_KEY)",
-                    "model": f"GRAPHRAG_EMBEDDING_MODEL (now {settings.embedding_model!r})",
-                    "base_url": "GRAPHRAG_EMBEDDING_BASE_URL "
-                    f"(now {settings.embedding_base_url or settings.base_url or 'api.openai.com'!r})",
-                }
-            else:
-                own_model = f"{MODEL_OF_STAGE.get(stage, stage)}_model"
-                model_variable = (
-                    f"GRAPHRAG_LLM_{own_model.upper()} or GRAPHRAG_LLM_MODEL"
-                    if own_model in LLMSettings.model_fields
-                    else "GRAPHRAG_LLM_MODEL"
-                )
-                names = {
-                    "key": "GRAPHRAG_LLM_API_KEY (or OPENAI_API_KEY)",
-                    "model": f"{model_variable} (now {settings.model_for(stage)!r})",
-                    "base_url": f"GRAPHRAG_LLM_BASE_URL (now {settings.base_url or 'api.openai.com'!r})",
-                }
-            return EndpointRefused(
-                f"{stage} call refused (HTTP {error.status_code}): {what}; check {fix.format(**names)}"
-            )
-        error = error.__cause__ or getattr(error, "last_exception", None)
-    return None
-
-
-class BudgetExhausted(LLMError):
-    pass
-
-
-@dataclass
-class StageUsage:
-    calls: int = 0
-    cache_hits: int = 0
-    retries: int = 0
-    failures: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-
-
-@dataclass
-class Usage:
-    stages: dict[str, StageUsage] = field(default_factory=dict)
-
-    def stage(self, name: str) -> StageUsage:
-        return self.stages.setdefault(name, StageUsage())
-
-    @property
-    def calls(self) -> int:
-        return sum(s.calls for s in self.stages.values())
-
-    @property
-    def tokens(self) -> int:
-        return sum(s.prompt_tokens + s.completion_tokens for s in self.stages.values())
-
-    def cost(self) -> float:
-        return round(sum(s.cost_usd for s in self.stages.values()), 6)
-
-    def metadata(self) -> dict:
-        return {
-            "llm_calls": self.calls,
-            "llm_cache_hits": sum(s.cache_hits for s in self.stages.values()),
-            "llm_retries": sum(s.retries for s in self.stages.values()),
-            "llm_failures": sum(s.failures for s in self.stages.values()),
-            "prompt_tokens": sum(s.prompt_tokens for s in self.stages.values()),
-            "completion_tokens": sum(s.completion_tokens for s in self.stages.values()),
-            "estimated_cost_usd": self.cost(),
-            "llm_by_stage": {name: vars(stage) for name, stage in self.stages.items()},
-        }
-
-
-class CacheRow(NamedTuple):
-    key: str
-    stage: str
-    model: str
-    value: str
-    prompt_tokens: int
-    completion_tokens: int
-
-
-class LLMCall(NamedTuple):
-    """One call as ``llm_calls`` records it (storage/schema.py describes the columns)."""
-
-    called_at: dt.datetime
-    corpus: str | None
-    stage: str
-    run_id: str | None
-    model: str
-    cached: bool
-    prompt_tokens: int
-    completion_tokens: int
-    price_input_per_million: float
-    price_output_per_million: float
-    cost_usd: float
-
-
-@dataclass(frozen=True)
-class CallSite:
-    """What the client's calls are made for, which the client cannot know itself."""
-
-    corpus: str | None = None
-    run_id: str | None = None  # the Dagster run, when there is one
-
-
-def call_record(
-    site: CallSite, stage: str, model: str, price: ModelPrice, prompt_tokens: int, completion_tokens: int, cached: bool
-) -> LLMCall:
-    cost = 0.0 if cached else call_cost_usd(prompt_tokens, completion_tokens, price)
-    return LLMCall(
-        dt.datetime.now(dt.UTC),
-        site.corpus,
-        stage,
-        site.run_id,
-        model,
-        cached,
-        prompt_tokens,
-        completion_tokens,
-        *price,
-        cost,
-    )
-
-
-# One thread writes every cache row: a commit waits on the disk for milliseconds, which on
-# the event loop's thread would hold up every call in flight.
-_CACHE_WRITER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="llm-cache-writer")
-
-
-class LLMCache:
-    """Completions and embeddings by key, and the record of every call (``llm_calls``), in
-    the index's DuckDB file. The keys are held in memory (a few MB for a large corpus), so
-    a miss, the common case of a first run, costs no query. Rows are committed before
-    ``put`` returns, so an answer the caller has seen survives a crash, and the record of
-    a paid call is committed with its answer. Records of cache hits wait for the next
-    write (or ``flush``): a commit per hit would slow a rerun, and losing them in a crash
-    loses no cost."""
-
-    def __init__(self, connection: duckdb.DuckDBPyConnection):
-        self.connection = connection
-        connection.execute(create_statement(TABLES["llm_cache"]))
-        connection.execute(create_statement(TABLES["llm_calls"]))
-        self.keys = {row[0] for row in connection.execute("SELECT key FROM llm_cache").fetchall()}
-        self._writer = connection.cursor()  # used on the writer thread only
-        self._unwritten_calls: list[LLMCall] = []
-
-    def get(self, key: str) -> str | None:
-        return self.get_many([key]).get(key)
-
-    def get_many(self, keys: list[str]) -> dict[str, str]:
-        """The cached values of those keys that are cached, in one query."""
-        known = [key for key in dict.fromkeys(keys) if key in self.keys]
-        if not known:
-            return {}
-        rows = self.connection.execute(
-            "SELECT key, any_value(value) FROM llm_cache WHERE key IN (SELECT unnest(?)) GROUP BY key", [known]
-        ).fetchall()
-        return dict(rows)
-
-    def note(self, call: LLMCall) -> None:
-        """Record a call answered from the cache, with the next write."""
-        self._unwritten_calls.append(call)
-
-    async def put(self, rows: list[CacheRow], calls: list[LLMCall]) -> None:
-        """Cache the rows not cached yet and record the calls, in one transaction."""
-        fresh = list({row.key: row for row in rows if row.key not in self.keys}.values())
-        calls = [*self._take_unwritten(), *calls]
-        if not fresh and not calls:
-            return
-        self.keys.update(row.key for row in fresh)
-        await asyncio.get_running_loop().run_in_executor(_CACHE_WRITER, self._insert, fresh, calls)
-
-    def flush(self) -> None:
-        """Write the records still waiting."""
-        calls = self._take_unwritten()
-        if calls:
-            _CACHE_WRITER.submit(self._insert, [], calls).result()
-
-    def take_calls(self) -> list[LLMCall]:
-        """The calls recorded so far, removed from the cache's table: for an in-memory
-        cache (queries), whose calls are logged elsewhere."""
-        self.flush()
-        return _CACHE_WRITER.submit(self._take_recorded).result()
-
-    def close(self) -> None:
-        self.flush()
-        self._writer.close()
-
-    def _take_unwritten(self) -> list[LLMCall]:
-        calls, self._unwritten_calls = self._unwritten_calls, []
-        return calls
-
-    def _take_recorded(self) -> list[LLMCall]:
-        self._writer.execute("BEGIN TRANSACTION")
-        calls = [LLMCall(*row) for row in self._writer.execute("SELECT * FROM llm_calls ORDER BY called_at").fetchall()]
-        self._writer.execute("DELETE FROM llm_calls")
-        self._writer.execute("COMMIT")
-        return calls
-
-    def _insert(self, rows: list[CacheRow], calls: list[LLMCall]) -> None:
-        now = dt.datetime.now(dt.UTC)
-        self._writer.execute("BEGIN TRANSACTION")
-        try:
-            if rows:
-                self._writer.executemany(
-                    "INSERT INTO llm_cache VALUES (?, ?, ?, ?, ?, ?, ?)", [[*row, now] for row in rows]
-                )
-            if calls:
-                self._writer.executemany(
-                    f"INSERT INTO llm_calls VALUES ({', '.join('?' * len(LLMCall._fields))})", calls
-                )
-        except BaseException:
-            self._writer.execute("ROLLBACK")
-            raise
-        self._writer.execute("COMMIT")
-
-
-def run_with(make_client: Callable[[], LLMClient], work: Callable[[LLMClient], Awaitable[R]]) -> R:
+def run_with(make_client: ClientFactory, work: Callable[[LLMClient], Awaitable[R]]) -> R:
     """``work(client)`` on a new event loop, the client's connections closed before the
     loop ends."""
 
@@ -355,10 +116,12 @@ def _retry_after(error: Exception) -> float | None:
 
 
 class LLMClient:
-    def __init__(self, settings: LLMSettings, cache: LLMCache, usage: Usage | None = None, site: CallSite = CallSite()):
+    def __init__(
+        self, settings: LLMSettings, cache: LLMCache, usage: UsageByStage | None = None, site: CallSite = NO_SITE
+    ):
         self.settings = settings
         self.cache = cache
-        self.usage = usage or Usage()
+        self.usage = usage or UsageByStage()
         self.site = site
         self._secrets = [s.get_secret_value() for s in (settings.api_key, settings.embedding_api_key) if s]
         self._loop = None
@@ -487,16 +250,16 @@ class LLMClient:
             except EndpointRefused:
                 raise
             except Exception as error:  # classified below; anything else is not retried
-                refused = _refusal(error, stage, self.settings)
+                refused = refusal(error, stage, self.settings)
                 if refused is not None:
                     stats.failures += 1
                     self._refused = EndpointRefused(self._redact(str(refused)))
                     raise self._refused from None
-                cause = _transport_error(error)
+                cause = transport_error(error)
                 if cause is None or attempt == self.settings.max_retries:
                     stats.failures += 1
                     raise LLMError(
-                        self._redact(f"{stage} call failed after {attempt + 1} attempt(s): {_describe(error)}")
+                        self._redact(f"{stage} call failed after {attempt + 1} attempt(s): {describe(error)}")
                     ) from None
                 stats.retries += 1
                 delay = _retry_after(cause)
@@ -623,7 +386,7 @@ class LLMClient:
         except Exception as error:
             self.usage.stage(stage).failures += 1
             raise LLMError(
-                self._redact(f"{stage} stream broke off after {len(pieces)} piece(s): {_describe(error)}")
+                self._redact(f"{stage} stream broke off after {len(pieces)} piece(s): {describe(error)}")
             ) from None
         finally:
             self._completion_slots.release()
@@ -762,27 +525,6 @@ async def _chunks(first: list, stream) -> AsyncIterator:
         yield chunk
 
 
-def _describe(error: BaseException) -> str:
-    """A short, key-free description: the API error behind an instructor wrapper, or the
-    last validation error, cut to a readable length."""
-    current, seen = error, set()
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, openai.APIStatusError):
-            return f"{type(current).__name__} (HTTP {current.status_code}): {str(current.message)[:300]}"
-        if isinstance(current, openai.APIError):
-            return f"{type(current).__name__}: {str(current)[:300]}"
-        current = current.__cause__
-    last = getattr(error, "last_exception", None) or error
-    return f"{type(error).__name__}: {str(last).splitlines()[0][:300]}"
-
-
-def _transport_error(error: BaseException) -> BaseException | None:
-    """The retryable transport error behind ``error`` (instructor may wrap it), if any."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        if isinstance(error, RETRYABLE):
-            return error
-        error = error.__cause__
-    return None
+# What the LLM stages take: a fresh client per event loop (``run_with`` makes one loop per
+# batch of work), sharing the step's cache and usage counters.
+ClientFactory = Callable[[], LLMClient]

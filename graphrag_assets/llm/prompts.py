@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
+from graphrag_common.ids import content_hash
+
 from ..configuration import value_of
-from ..core.ids import content_hash
 
 
 def prompts_dir() -> Path:

@@ -21,7 +21,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from ..core.ids import content_hash
+from graphrag_common.ids import content_hash
+
 from .connection import connect
 from .schema import TABLES, conform, create_statement, duckdb_type
 

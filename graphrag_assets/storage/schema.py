@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from graphrag_common.lexical import SEARCH_TERM_COLUMNS
+
 from ..core.chunking import TEXT_UNIT_COLUMNS
 from ..core.claims import COVARIATE_COLUMNS
 from ..core.communities import COMMUNITY_COLUMNS
@@ -18,7 +20,6 @@ from ..core.embedding import EMBEDDING_COLUMNS
 from ..core.extraction.records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS
 from ..core.graph import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS
 from ..core.inputs import DOCUMENT_COLUMNS
-from ..core.lexical import SEARCH_TERM_COLUMNS
 from ..core.reports import REPORT_COLUMNS
 from ..core.resolution import MERGE_COLUMNS
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from ..core.lexical import Bm25
+from graphrag_common.lexical import Bm25
 
 HIT_SCHEMA = {"id": pl.String, "similarity": pl.Float64}
 LEXICAL_HIT_SCHEMA = {"id": pl.String, "score": pl.Float64}

@@ -22,7 +22,8 @@ from itertools import combinations
 
 import polars as pl
 
-from ..chunking import split_sentences
+from graphrag_common.sentences import split_sentences
+
 from .chinese import chinese_mentions, has_chinese
 from .english import Mention, english_mentions, lowercase_vocabulary, name_type
 from .names import name_key

@@ -26,18 +26,19 @@ from dagster import (
     asset,
 )
 
+from graphrag_common.ids import keep_short_ids
+
 from ...core.chunking import chunk_documents
-from ...core.extraction.llm import extract_with_llm
 from ...core.extraction.offline import extract_offline
-from ...core.ids import keep_short_ids
 from ...core.inputs import given_title
 from ...fingerprints import code_version, current_fingerprints
-from ...llm.resources import LLMResource
+from ...llm_stages.extraction import extract_with_llm
 from ...settings import IndexSettings
 from ...storage.schema import LLM_FAILURE_COLUMNS, SOURCE_COLUMNS, TABLES
 from ..automation import FOLLOW_SOURCES
 from ..metadata import table_metadata, tables_metadata
 from ..partitions import ALL_SOURCES
+from ..resources import LLMResource
 from .graph import GRAPH_ASSET_OPTIONS, RebuildConfig, retract_deleted_sources, why_redo_everything
 from .sources import utc_now
 

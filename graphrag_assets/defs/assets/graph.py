@@ -25,19 +25,20 @@ from dagster import (
 )
 from pydantic import Field
 
+from graphrag_common.ids import content_hash, keep_short_ids
+from graphrag_common.lexical import search_term_rows
+
 from ...core.claims import resolve_claims
 from ...core.communities import detect_communities, ego_node, stabilize_numbers
 from ...core.embedding import EMBEDDING_COLUMNS, embed_missing, embedding_inputs, entity_inputs
 from ...core.graph import build_graph, link_text_units
 from ...core.graph_pictures import graph_pictures_dir, write_graph_pictures
-from ...core.ids import content_hash, keep_short_ids
-from ...core.lexical import search_term_rows
-from ...core.llm_graph import build_llm_graph
 from ...core.reports import extractive_reports
-from ...core.reports_llm import llm_reports
 from ...core.resolution import apply_resolution, candidate_pairs, resolve, rule_decisions, titled_as_entities
 from ...fingerprints import code_version, current_fingerprints, dump_fingerprints, recorded_fingerprints, stage_changes
-from ...llm.resources import EmbeddingResource, LLMResource, chosen_embedder
+from ...llm.session import chosen_embedder
+from ...llm_stages.graph import build_llm_graph
+from ...llm_stages.reports import llm_reports
 from ...settings import IndexSettings
 from ...storage.connection import connect
 from ...storage.duckdb_store import IndexStore
@@ -54,6 +55,7 @@ from ..metadata import (
     tables_metadata,
 )
 from ..partitions import DUCKDB_POOL, corpus_partitions, source_partitions
+from ..resources import EmbeddingResource, LLMResource
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 GRAPH_ASSET_OPTIONS = dict(

@@ -26,7 +26,8 @@ from dagster import (
     asset,
 )
 
-from ...core.ids import keep_short_ids
+from graphrag_common.ids import keep_short_ids
+
 from ...core.inputs import InputError, SourceFile, read_source, split_partition_key
 from ...fingerprints import code_version
 from ...settings import IndexSettings

@@ -25,14 +25,16 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from ..llm.client import LLMError, run_with
+from graphrag_common.ids import content_hash
+from graphrag_common.tokens import count_tokens
+
+from ..core.claims import CLAIM_HEADER, CLAIM_SHARE, claim_line, claim_sort_key
+from ..core.embedding import report_inputs
+from ..core.reports import REPORT_COLUMNS, extractive_reports, report_id, report_row
+from ..llm.client import ClientFactory, run_with
+from ..llm.errors import LLMError
 from ..llm.models import CommunityReport
 from ..llm.prompts import load_prompt
-from .claims import CLAIM_HEADER, CLAIM_SHARE, claim_line, claim_sort_key
-from .embedding import report_inputs
-from .ids import content_hash
-from .reports import REPORT_COLUMNS, extractive_reports, report_id, report_row
-from .tokens import count_tokens
 
 
 @functools.lru_cache(maxsize=100_000)
@@ -173,7 +175,7 @@ def _kept(previous: dict, community: dict) -> dict:
 
 
 def llm_reports(
-    make_client,
+    make_client: ClientFactory,
     communities: pl.DataFrame,
     entities: pl.DataFrame,
     relationships: pl.DataFrame,

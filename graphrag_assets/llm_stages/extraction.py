@@ -10,13 +10,14 @@ from typing import NamedTuple, TypeVar
 
 import polars as pl
 
-from ...llm.client import LLMClient, LLMError, run_with
-from ...llm.models import ClaimExtraction, GraphExtraction
-from ...llm.prompts import load_prompt
-from ..claims import COVARIATE_COLUMNS, claim_records
-from ..embedding import text_unit_inputs
-from .names import name_key
-from .records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS
+from ..core.claims import COVARIATE_COLUMNS, claim_records
+from ..core.embedding import text_unit_inputs
+from ..core.extraction.names import name_key
+from ..core.extraction.records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS
+from ..llm.client import ClientFactory, LLMClient, run_with
+from ..llm.errors import LLMError
+from ..llm.models import ClaimExtraction, GraphExtraction
+from ..llm.prompts import load_prompt
 
 T = TypeVar("T")
 
@@ -127,7 +128,11 @@ class LLMExtraction(NamedTuple):
 
 
 def extract_with_llm(
-    make_client, units: pl.DataFrame, entity_types: list[str], gleanings: int, claim_description: str | None = None
+    make_client: ClientFactory,
+    units: pl.DataFrame,
+    entity_types: list[str],
+    gleanings: int,
+    claim_description: str | None = None,
 ) -> LLMExtraction:
     """Records and failures for the text units; claims too when ``claim_description`` is
     given (None: claims off, no claim call). Each unit's graph and claim calls run

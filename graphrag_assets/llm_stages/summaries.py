@@ -8,7 +8,8 @@ from collections.abc import Iterable
 
 import polars as pl
 
-from ..llm.client import LLMClient, LLMError, run_with
+from ..llm.client import ClientFactory, LLMClient, run_with
+from ..llm.errors import LLMError
 from ..llm.models import DescriptionSummary
 from ..llm.prompts import load_prompt
 
@@ -56,7 +57,7 @@ async def summarize(client: LLMClient, keys: Iterable[SummaryKey]) -> dict[Summa
 
 
 def summarize_graph(
-    make_client,
+    make_client: ClientFactory,
     entities: pl.DataFrame,
     relationships: pl.DataFrame,
     known: dict[SummaryKey, SummaryResult] | None = None,

@@ -20,15 +20,15 @@ import asyncio
 
 import polars as pl
 
-from ..llm.client import run_with
-from .graph import finalize, merge_extracted_graph
+from ..core.graph import finalize, merge_extracted_graph
+from ..core.resolution import apply_resolution, resolve, rule_decisions
+from ..llm.client import ClientFactory, run_with
 from .merge_confirmation import confirm_merges
-from .resolution import apply_resolution, resolve, rule_decisions
 from .summaries import summarize, summarize_graph, summary_jobs
 
 
 def build_llm_graph(
-    make_client,
+    make_client: ClientFactory,
     records: pl.DataFrame,
     relationship_records: pl.DataFrame,
     text_units: pl.DataFrame,

@@ -23,11 +23,12 @@ from collections import defaultdict
 
 import polars as pl
 
-from ..llm.client import LLMError
+from graphrag_common.ids import content_hash
+
+from ..core.resolution import DECISION_COLUMNS, FALLBACK, UnionFind, name_stats, rule_decisions
+from ..llm.errors import LLMError
 from ..llm.models import MergeVerdict, MergeVerdicts
 from ..llm.prompts import load_prompt
-from .ids import content_hash
-from .resolution import DECISION_COLUMNS, FALLBACK, UnionFind, name_stats, rule_decisions
 
 STAGE = "confirm_merges"
 MIN_PAIRS_PER_CALL = 5

@@ -1,0 +1,47 @@
+"""Dagster resources for the LLM and embedding endpoints.
+
+They read GRAPHRAG_LLM_* / GRAPHRAG_EMBEDDING_* from the environment when a step runs,
+instead of holding them as config fields: Dagster stores resource config with each run
+(visible in the UI), and an API key must never be stored or shown anywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from dagster import ConfigurableResource, Failure
+
+from ..llm.cache import CallSite
+from ..llm.errors import EndpointRefused
+from ..llm.session import LLMSession
+from ..llm.settings import LLMSettings
+from ..storage.duckdb_store import IndexStore
+
+
+class EndpointResource(ConfigurableResource):
+    """Settings read from the environment when a step runs (never stored in run config)."""
+
+    def get_settings(self) -> LLMSettings:
+        return LLMSettings.from_env()
+
+    @contextmanager
+    def session(self, store: IndexStore, corpus: str, run_id: str) -> Iterator[LLMSession]:
+        """The endpoint for one step of a Dagster run on a corpus, caching and recording its
+        calls in the step's open index store."""
+        try:
+            with LLMSession(self.get_settings(), store.open_connection, CallSite(corpus, run_id)) as session:
+                yield session
+        except EndpointRefused as error:
+            # Wrong settings: retrying the step (the jobs' retry policy) cannot help.
+            raise Failure(description=str(error), allow_retries=False) from error
+
+
+class LLMResource(EndpointResource):
+    """Completions (extraction, summaries, reports). Offline methods run when no model is
+    configured (GRAPHRAG_LLM_MODEL unset)."""
+
+
+class EmbeddingResource(EndpointResource):
+    """Embeddings through the endpoint when GRAPHRAG_EMBEDDING_MODEL is set; otherwise the
+    offline embedder chosen by GRAPHRAG_EMBEDDER."""
