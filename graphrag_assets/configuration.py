@@ -401,8 +401,8 @@ OTHER_SETTINGS = (
         str,
         None,
         (
-            "folder of the prompt files (unset: `prompts/`); a prompt's hash is part of the code version of the stages "
-            "using it"
+            "folder of the prompt files (unset: the package's own, `graphrag_assets/prompts/`, linked as `prompts/`); "
+            "a prompt's hash is part of the code version of the stages using it"
         ),
         (RUNTIME, QUERY),
     ),

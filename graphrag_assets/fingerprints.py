@@ -6,7 +6,7 @@ it depends on. The last complete build of a corpus records the fingerprint of ev
 (``corpus_builds.stage_fingerprints``); a source records the reading fingerprint it was
 indexed with (``sources.settings_hash``). A stage whose fingerprint differs from the
 recorded one is redone for every source of the corpus, and the stages after it run again
-on what it wrote: ``graphrag-index`` decides so in ``indexing.corpus_work``, and the assets
+on what it wrote: ``graphrag-index`` decides so in ``build_state.corpus_work``, and the assets
 that otherwise keep earlier work (``KEEPS_EARLIER_WORK``) decide so themselves, so a run
 from the UI redoes the same. The code versions are also the assets' ``code_version``, so
 the UI marks stale what ``graphrag-index`` redoes.

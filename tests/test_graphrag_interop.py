@@ -113,7 +113,7 @@ def test_every_mode_answers_offline_from_imported_text_units(index, method):
 
 
 def test_import_is_published_for_the_query_and_sql_commands(index):
-    # Done as a build is: its vectors mirrored and its build published (indexing.corpus_work).
+    # Done as a build is: its vectors mirrored and its build published (build_state.corpus_work).
     assert VectorStore(index.parent / "lancedb").mirrored_builds()["carol"] == published_builds(index)["carol"]
     answered = run(
         "graphrag-query", "Who is Scrooge's clerk?", "--method", "local", "--db", str(index), "--corpus", "carol"

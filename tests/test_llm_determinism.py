@@ -122,7 +122,7 @@ def test_the_llm_graph_does_not_depend_on_the_order_of_rows_or_answers():
                     candidate_pairs(records),
                     True,
                 )
-            assert failures == []
+            assert failures.is_empty()
             built.append((entities.sort("id"), relationships.sort("id"), merges))
     first_entities, first_relationships, first_merges = built[0]
     # The alias was proposed (its form is "Cratchit", not "CRATCHIT") and confirmed.

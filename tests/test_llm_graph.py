@@ -82,7 +82,7 @@ def test_summaries_no_decision_can_change_are_written_while_the_model_decides():
         (decision,) = fake.completions("confirm_merges")
         summaries = _summary_calls(fake)
 
-    assert not failures
+    assert failures.is_empty()
     assert merges.select("name_key", "merged_into_key", "rejected").rows() == [("renn", "tobias renn", False)]
     # Each summary was asked once: the early ones were not asked again after the decision.
     assert sorted(summaries) == ["Harbor", "Harbor -> Mara", "Harbor -> Tobias Renn", "Mara", "Tobias Renn"]

@@ -135,7 +135,7 @@ def test_unchanged_reports_are_kept_without_a_call_and_changed_ones_rewritten():
             return llm_reports(client, communities, entities, relationships, "c", 8_000, "fake-chat", previous)
 
         first, failures, _ = write(entities)
-        assert not failures and len(fake.completions("community_report")) == 4
+        assert failures.is_empty() and len(fake.completions("community_report")) == 4
         assert first["input_hash"].is_not_null().all()
 
         again, _, written = write(entities, first)

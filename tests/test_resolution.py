@@ -166,15 +166,15 @@ def test_the_model_confirms_one_merge_and_rejects_another_and_failures_keep_the_
         fake.faults.append(Fault(500))
         decisions, failures = run_with(lambda: client, lambda c: confirm_merges(c, pairs, records))
         assert set(decisions["decided_by"]) == {FALLBACK} and decisions["same"].all()
-        assert sorted(f["item_id"] for f in failures) == ["cratchit ~ cratchits", "renn ~ tobias renn"]
-        assert all(f["stage"] == STAGE and "HTTP 500" in f["error"] for f in failures)
+        assert sorted(failures["item_id"]) == ["cratchit ~ cratchits", "renn ~ tobias renn"]
+        assert all(f["stage"] == STAGE and "HTTP 500" in f["error"] for f in failures.iter_rows(named=True))
         mapping, _ = resolve(records, "c", decisions=decisions)
         assert mapping == {"cratchits": "cratchit", "renn": "tobias renn"}
 
         # Answered: one call for both pairs, "Renn" is Tobias Renn, the Cratchits are not Cratchit.
         decisions, failures = run_with(lambda: client, lambda c: confirm_merges(c, pairs, records))
         mapping, merges = resolve(records, "c", decisions=decisions)
-        assert not failures and len(fake.completions(STAGE)) == 2  # the failed one and this one
+        assert failures.is_empty() and len(fake.completions(STAGE)) == 2  # the failed one and this one
         assert mapping == {"renn": "tobias renn"}
         assert merges.select("name_key", "merged_into_key", "decided_by", "rejected").rows() == [
             ("renn", "tobias renn", "fake-chat", False),

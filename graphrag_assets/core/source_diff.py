@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from .inputs import SourceFile, corpus_of_partition
+from .inputs import SourceFile
 
 
 @dataclass
@@ -20,9 +20,6 @@ class SourcePlan:
     @property
     def pending(self) -> list[SourceFile]:
         return sorted(self.added + self.changed, key=lambda s: s.partition_key)
-
-    def affected_corpora(self) -> set[str]:
-        return {s.corpus for s in self.pending} | {corpus_of_partition(key) for key in self.deleted}
 
 
 def plan_sources(

@@ -5,21 +5,13 @@ definitions' executor): the DuckDB pool admits one step at a time anyway, and a 
 per step costs seconds of imports each. A failed step (the index file held too long by
 another process, an endpoint down) is retried with backoff (``STEP_RETRIES``, on the graph
 assets and the source job); a refused key or model is not (``Failure(allow_retries=False)``,
-see ``llm.resources``)."""
+see ``defs/resources.py``)."""
 
 from dagster import AssetSelection, Backoff, Jitter, RetryPolicy, define_asset_job, in_process_executor
 
-SOURCE_ASSETS = AssetSelection.assets("documents")
-GRAPH_ASSETS = AssetSelection.assets(
-    "text_units",
-    "extractions",
-    "entities",
-    "relationships",
-    "communities",
-    "community_reports",
-    "embeddings",
-    "published_index",
-)
+# The asset groups (defs/assets/shared.py): a new asset joins its job by its group.
+SOURCE_ASSETS = AssetSelection.groups("sources")
+GRAPH_ASSETS = AssetSelection.groups("graph")
 STEP_RETRIES = RetryPolicy(max_retries=2, delay=10, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
 
 index_sources_job = define_asset_job(

@@ -4,8 +4,8 @@ A run over a range of source partitions writes a planned and a materialization e
 partition. Dagster hands such events over in batches (``DagsterEventBatchMetadata``, when
 ``DAGSTER_EVENT_BATCH_SIZE`` is set), but its SQLite storage still stores them one by one:
 for each event a new SQLAlchemy engine and a committed transaction in the run's database,
-then the same in the cross-run index database. On the project's machine that was 9-30 ms per
-event, 85 % of a first index of 20,000 small files (bench/README.md, "Many small files").
+then the same in the cross-run index database: milliseconds per event, most of a first
+index of many small files (measured in bench/README.md, "Many small files").
 Here a batch is two transactions; the rows written are the ones ``store_event`` writes, so
 the UI, partition statuses and asset queries see the same events.
 

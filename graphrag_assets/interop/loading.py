@@ -83,7 +83,7 @@ def import_graphrag(folder: Path, corpus: str, settings: IndexSettings) -> dict[
                 schema=CORPUS_BUILD_COLUMNS,
             )
             tx.replace("corpus_builds", build, [corpus])
-        # The mirror records the build as readers of corpus_builds see it (indexing.corpus_work).
+        # The mirror records the build as readers of corpus_builds see it (build_state.corpus_work).
         stamp = store.read("SELECT epoch_us(built_at) AS stamp FROM corpus_builds WHERE corpus = ?", [corpus])["stamp"][
             0
         ]

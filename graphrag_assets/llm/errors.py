@@ -4,11 +4,31 @@
 
 from __future__ import annotations
 
-import openai
+from collections.abc import Iterable
+
+import polars as pl
 
 from .settings import MODEL_OF_STAGE, LLMSettings
 
-RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError, openai.APITimeoutError)
+# One item's failed call, as every LLM stage returns it: the steps add the scope and the
+# time and store it in llm_failures (storage/schema.py), where the next build retries it.
+FAILURE_COLUMNS = {"item_id": pl.String, "stage": pl.String, "error": pl.String}
+
+
+def failure_frame(failures: Iterable[dict]) -> pl.DataFrame:
+    """Failures (``item_id``, ``stage``, ``error``) as a frame of ``FAILURE_COLUMNS``."""
+    return pl.DataFrame(list(failures), schema=FAILURE_COLUMNS)
+
+
+# openai is imported where a failure is classified, not here: the job definitions import
+# this module, and an offline pass (or the start-up of an LLM one) should not pay ~0.9 s
+# for it. By the time a call has failed, the client has imported it.
+
+
+def _retryable() -> tuple[type[BaseException], ...]:
+    import openai
+
+    return (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError, openai.APITimeoutError)
 
 
 class LLMError(RuntimeError):
@@ -29,6 +49,8 @@ _REFUSAL_HINTS = {
 
 
 def refusal(error: BaseException, stage: str, settings: LLMSettings) -> EndpointRefused | None:
+    import openai
+
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
@@ -67,6 +89,8 @@ class BudgetExhausted(LLMError):
 def describe(error: BaseException) -> str:
     """A short, key-free description: the API error behind an instructor wrapper, or the
     last validation error, cut to a readable length."""
+    import openai
+
     current, seen = error, set()
     while current is not None and id(current) not in seen:
         seen.add(id(current))
@@ -81,10 +105,11 @@ def describe(error: BaseException) -> str:
 
 def transport_error(error: BaseException) -> BaseException | None:
     """The retryable transport error behind ``error`` (instructor may wrap it), if any."""
+    retryable = _retryable()
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
-        if isinstance(error, RETRYABLE):
+        if isinstance(error, retryable):
             return error
         error = error.__cause__
     return None

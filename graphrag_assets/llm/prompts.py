@@ -1,4 +1,5 @@
-"""Prompt files (``prompts/*.txt``), loaded at run time. A prompt's version is the hash of
+"""Prompt files (``graphrag_assets/prompts/*.txt``, shipped in the package; ``prompts/`` at the
+repository root links to them), loaded at run time. A prompt's version is the hash of
 its text: it is part of every cache key and of the code version of the assets that use
 it, so editing a prompt re-runs exactly what depends on it."""
 
@@ -15,7 +16,7 @@ from ..configuration import value_of
 
 def prompts_dir() -> Path:
     configured = value_of("GRAPHRAG_PROMPTS_DIR")
-    return Path(configured) if configured else Path(__file__).resolve().parents[2] / "prompts"
+    return Path(configured) if configured else Path(__file__).resolve().parents[1] / "prompts"
 
 
 @dataclass(frozen=True)

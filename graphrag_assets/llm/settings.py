@@ -101,7 +101,3 @@ class LLMSettings(BaseModel):
 
     def entity_type_list(self) -> list[str]:
         return [t.strip().upper() for t in self.entity_types.split(",") if t.strip()]
-
-    def public(self) -> dict:
-        """What may be shown (metadata, logs): everything but secrets."""
-        return self.model_dump(exclude={"api_key", "embedding_api_key"})

@@ -15,13 +15,11 @@ from ..core.embedding import text_unit_inputs
 from ..core.extraction.names import name_key
 from ..core.extraction.records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS
 from ..llm.client import ClientFactory, LLMClient, run_with
-from ..llm.errors import LLMError
+from ..llm.errors import LLMError, failure_frame
 from ..llm.models import ClaimExtraction, GraphExtraction
 from ..llm.prompts import load_prompt
 
 T = TypeVar("T")
-
-FAILURE_COLUMNS = {"item_id": pl.String, "stage": pl.String, "error": pl.String}
 
 
 def _summary_of(extraction: GraphExtraction) -> str:
@@ -124,7 +122,7 @@ class LLMExtraction(NamedTuple):
     entities: pl.DataFrame  # EXTRACTED_ENTITY_COLUMNS
     relationships: pl.DataFrame  # EXTRACTED_RELATIONSHIP_COLUMNS
     claims: pl.DataFrame  # COVARIATE_COLUMNS, numbered in text unit order
-    failures: pl.DataFrame  # FAILURE_COLUMNS
+    failures: pl.DataFrame  # llm.errors.FAILURE_COLUMNS
 
 
 def extract_with_llm(
@@ -170,5 +168,5 @@ def extract_with_llm(
         pl.DataFrame(entity_rows, schema=EXTRACTED_ENTITY_COLUMNS),
         pl.DataFrame(relationship_rows, schema=EXTRACTED_RELATIONSHIP_COLUMNS),
         claims,
-        pl.DataFrame(failures, schema=FAILURE_COLUMNS),
+        failure_frame(failures),
     )

@@ -23,6 +23,7 @@ import polars as pl
 from ..core.graph import finalize, merge_extracted_graph
 from ..core.resolution import apply_resolution, resolve, rule_decisions
 from ..llm.client import ClientFactory, run_with
+from ..llm.errors import failure_frame
 from .merge_confirmation import confirm_merges
 from .summaries import summarize, summarize_graph, summary_jobs
 
@@ -35,14 +36,14 @@ def build_llm_graph(
     corpus: str,
     pairs: pl.DataFrame,
     confirm: bool,
-) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, list[dict]]:
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """(entities, relationships, merges, failures) from extracted records and the pairs
     resolution proposes (``core.resolution.candidate_pairs``). With ``confirm``
     the model decides on the pairs, otherwise the rule's proposals stand. Failures are
     those of merge decisions and of summaries."""
     records = canonical_order(records, text_units, ["name_key"])
     relationship_records = canonical_order(relationship_records, text_units, ["source_key", "target_key"])
-    decisions, failures, known = rule_decisions(pairs), [], {}
+    decisions, failures, known = rule_decisions(pairs), failure_frame([]), {}
     if confirm and not pairs.is_empty():
         in_pairs = set(pairs["name_key_a"].to_list()) | set(pairs["name_key_b"].to_list())
         early_entities, early_relationships = merge_extracted_graph(records, relationship_records, text_units, corpus)
@@ -62,7 +63,7 @@ def build_llm_graph(
     entities, relationships = merge_extracted_graph(records, relationship_records, text_units, corpus)
     entities, relationships, summary_failures = summarize_graph(make_client, entities, relationships, known=known)
     entities, relationships = finalize(entities, relationships)
-    return entities, relationships, merges, failures + summary_failures
+    return entities, relationships, merges, pl.concat([failures, summary_failures])
 
 
 def canonical_order(records: pl.DataFrame, text_units: pl.DataFrame, keys: list[str]) -> pl.DataFrame:

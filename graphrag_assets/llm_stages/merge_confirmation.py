@@ -26,7 +26,7 @@ import polars as pl
 from graphrag_common.ids import content_hash
 
 from ..core.resolution import DECISION_COLUMNS, FALLBACK, UnionFind, name_stats, rule_decisions
-from ..llm.errors import LLMError
+from ..llm.errors import LLMError, failure_frame
 from ..llm.models import MergeVerdict, MergeVerdicts
 from ..llm.prompts import load_prompt
 
@@ -93,12 +93,12 @@ def _listing(batch: list[dict], profiles: dict[str, dict]) -> str:
     return "\n\n".join(blocks)
 
 
-async def confirm_merges(client, pairs: pl.DataFrame, records: pl.DataFrame) -> tuple[pl.DataFrame, list[dict]]:
+async def confirm_merges(client, pairs: pl.DataFrame, records: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The model's decisions (DECISION_COLUMNS) on the proposed pairs, and the failures
     (pairs that kept the rule's decision because no verdict came back). Runs on the
     caller's client, alongside its other calls."""
     if pairs.is_empty():
-        return rule_decisions(pairs), []
+        return rule_decisions(pairs), failure_frame([])
     profiles = name_profiles(records)
     prompt = load_prompt("confirm_merges")
     batches = pair_batches(pairs)
@@ -133,4 +133,4 @@ async def confirm_merges(client, pairs: pl.DataFrame, records: pl.DataFrame) -> 
                 decisions.append(pair | {"same": True, "decided_by": FALLBACK, "decision_reason": None})
             else:
                 decisions.append(pair | {"same": verdict.same, "decided_by": model, "decision_reason": verdict.reason})
-    return pl.DataFrame(decisions, schema=DECISION_COLUMNS), failures
+    return pl.DataFrame(decisions, schema=DECISION_COLUMNS), failure_frame(failures)

@@ -32,7 +32,7 @@ from ..core.claims import CLAIM_HEADER, CLAIM_SHARE, claim_line, claim_sort_key
 from ..core.embedding import report_inputs
 from ..core.reports import REPORT_COLUMNS, extractive_reports, report_id, report_row
 from ..llm.client import ClientFactory, run_with
-from ..llm.errors import LLMError
+from ..llm.errors import LLMError, failure_frame
 from ..llm.models import CommunityReport
 from ..llm.prompts import load_prompt
 
@@ -185,7 +185,7 @@ def llm_reports(
     previous: pl.DataFrame | None = None,
     claims: pl.DataFrame | None = None,
     embed_ahead: Sequence[str] = (),
-) -> tuple[pl.DataFrame, list[dict], list[int]]:
+) -> tuple[pl.DataFrame, pl.DataFrame, list[int]]:
     """(reports, failures, context token counts of the reports written) for every
     community, deepest level first; reports in ``previous`` whose input is unchanged are
     kept without a call. ``claims`` are resolved claims (``core.claims.resolve_claims``):
@@ -260,4 +260,4 @@ def llm_reports(
     rows = [reports[c] for c in communities["community"].to_list()]
     # Failures were appended as calls ended: in community order, so equal runs record them alike.
     failures.sort(key=lambda failure: int(failure["item_id"]))
-    return pl.DataFrame(rows, schema=REPORT_COLUMNS), failures, context_tokens
+    return pl.DataFrame(rows, schema=REPORT_COLUMNS), failure_frame(failures), context_tokens

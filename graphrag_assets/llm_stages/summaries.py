@@ -9,7 +9,7 @@ from collections.abc import Iterable
 import polars as pl
 
 from ..llm.client import ClientFactory, LLMClient, run_with
-from ..llm.errors import LLMError
+from ..llm.errors import LLMError, failure_frame
 from ..llm.models import DescriptionSummary
 from ..llm.prompts import load_prompt
 
@@ -61,7 +61,7 @@ def summarize_graph(
     entities: pl.DataFrame,
     relationships: pl.DataFrame,
     known: dict[SummaryKey, SummaryResult] | None = None,
-) -> tuple[pl.DataFrame, pl.DataFrame, list[dict]]:
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Entities and relationships with ``description`` summarised where
     ``description_count`` > 1, and the failures (their joined descriptions are kept, and
     the failure recorded). Entities and relationships share one client, so all their
@@ -69,7 +69,7 @@ def summarize_graph(
     used as they are."""
     jobs = summary_jobs(entities, relationships)
     if not jobs:
-        return entities, relationships, []
+        return entities, relationships, failure_frame([])
     results = dict(known or {})
     missing = [key for _, key in jobs if key not in results]
     if missing:
@@ -87,4 +87,4 @@ def summarize_graph(
         .fill_null(pl.col("description"))
         .alias("description")
     )
-    return entities.with_columns(summarized), relationships.with_columns(summarized), failures
+    return entities.with_columns(summarized), relationships.with_columns(summarized), failure_frame(failures)

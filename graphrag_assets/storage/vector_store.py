@@ -86,11 +86,3 @@ class VectorStore:
             counts[kind] = rows.height
         self._stamp(stamps | {corpus: build})
         return counts
-
-    def count(self, kind: str, corpus: str) -> int:
-        db = self._db()
-        try:
-            table = db.open_table(kind)
-        except (FileNotFoundError, ValueError):
-            return 0
-        return table.count_rows(f"corpus = {_quote(corpus)}")

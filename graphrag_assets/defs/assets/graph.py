@@ -12,20 +12,15 @@ import time
 
 import polars as pl
 from dagster import (
-    AssetCheckResult,
-    AssetCheckSpec,
     AssetExecutionContext,
     AssetSpec,
-    Config,
-    DataVersion,
     MaterializeResult,
     MetadataValue,
     asset,
     multi_asset,
 )
-from pydantic import Field
 
-from graphrag_common.ids import content_hash, keep_short_ids
+from graphrag_common.ids import keep_short_ids
 from graphrag_common.lexical import search_term_rows
 
 from ...core.claims import resolve_claims
@@ -35,17 +30,29 @@ from ...core.graph import build_graph, link_text_units
 from ...core.graph_pictures import graph_pictures_dir, write_graph_pictures
 from ...core.reports import extractive_reports
 from ...core.resolution import apply_resolution, candidate_pairs, resolve, rule_decisions, titled_as_entities
-from ...fingerprints import code_version, current_fingerprints, dump_fingerprints, recorded_fingerprints, stage_changes
+from ...fingerprints import code_version, current_fingerprints, dump_fingerprints
+from ...llm.errors import failure_frame
 from ...llm.session import chosen_embedder
 from ...llm_stages.graph import build_llm_graph
 from ...llm_stages.reports import llm_reports
 from ...settings import IndexSettings
 from ...storage.connection import connect
-from ...storage.duckdb_store import IndexStore
-from ...storage.schema import CORPUS_BUILD_COLUMNS, LLM_FAILURE_COLUMNS
+from ...storage.schema import CORPUS_BUILD_COLUMNS
 from ...storage.snapshot import publish_snapshot
 from ..automation import FOLLOW_SOURCES
-from ..jobs import STEP_RETRIES
+from ..checks import (
+    ENDPOINTS_ARE_ENTITIES,
+    EVERY_COMMUNITY_HAS_A_REPORT,
+    MEMBERS_EXIST,
+    REPORT_CALLS_SUCCEEDED,
+    SUMMARY_CALLS_SUCCEEDED,
+    VECTOR_DIMENSIONS_CONSISTENT,
+    calls_succeeded,
+    endpoints_are_entities,
+    every_community_has_a_report,
+    members_exist,
+    vector_dimensions_consistent,
+)
 from ..metadata import (
     CORPUS_TABLES,
     distribution_markdown,
@@ -54,75 +61,16 @@ from ..metadata import (
     table_metadata,
     tables_metadata,
 )
-from ..partitions import DUCKDB_POOL, corpus_partitions, source_partitions
 from ..resources import EmbeddingResource, LLMResource
-
-EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-GRAPH_ASSET_OPTIONS = dict(
-    partitions_def=corpus_partitions, pool=DUCKDB_POOL, group_name="graph", retry_policy=STEP_RETRIES
+from .shared import (
+    EPOCH,
+    GRAPH_ASSET_OPTIONS,
+    RebuildConfig,
+    failure_rows,
+    frame_version,
+    retract_deleted_sources,
+    why_redo_everything,
 )
-
-
-class RebuildConfig(Config):
-    """Run config of the assets that keep earlier work (``fingerprints.KEEPS_EARLIER_WORK``)."""
-
-    rebuild: bool = Field(
-        default=False,
-        description="Redo every source of the corpus instead of keeping what is unchanged (graphrag-index --rebuild).",
-    )
-
-
-def why_redo_everything(
-    context: AssetExecutionContext, store: IndexStore, settings: IndexSettings, stage: str, config: RebuildConfig
-) -> str | None:
-    """Why this step redoes every source of its corpus rather than keep earlier work: asked
-    to, or its stage's fingerprint differs from the last build's (``None``: neither). Decided
-    here, not only by graphrag-index, so that a run from the UI or automation redoes it too."""
-    why = (
-        "rebuild requested"
-        if config.rebuild
-        else stage_changes(recorded_fingerprints(store, context.partition_key), current_fingerprints(settings)).get(
-            stage
-        )
-    )
-    if why:
-        context.log.info(f"redoing every source of corpus {context.partition_key}: {why}")
-    return why
-
-
-def frame_version(frame: pl.DataFrame, columns: list[str]) -> DataVersion:
-    """A data version from the content of the rows (order-independent)."""
-    rows = frame.select(columns).sort(columns[0]).write_ndjson() if frame.height else ""
-    return DataVersion(content_hash(rows)[:24])
-
-
-def _corpus(context: AssetExecutionContext) -> str:
-    return context.partition_key
-
-
-def retract_deleted_sources(context: AssetExecutionContext, store: IndexStore, corpus: str) -> None:
-    """Sources whose partition was deleted (by the sensor or a rerun) lose their rows, before
-    anything of the corpus is built without them."""
-    registered = set(context.instance.get_dynamic_partitions(source_partitions.name))
-    indexed = store.read("SELECT DISTINCT source_partition FROM documents WHERE corpus = ?", [corpus])[
-        "source_partition"
-    ].to_list()
-    orphans = [key for key in indexed if key not in registered]
-    if orphans:
-        store.retract_sources(orphans)
-        context.log.info(f"retracted {len(orphans)} deleted source(s): {orphans[:10]}")
-
-
-def _failure_frame(failures: list[dict], scope: str) -> pl.DataFrame:
-    now = dt.datetime.now(dt.UTC)
-    return pl.DataFrame([f | {"scope": scope, "recorded_at": now} for f in failures], schema=LLM_FAILURE_COLUMNS)
-
-
-def _failure_check(name: str, failures: pl.DataFrame, asset_key: str | None = None) -> AssetCheckResult:
-    listing = "\n".join(f"- {f['item_id']}: {f['error']}" for f in failures.iter_rows(named=True)) or "none"
-    return AssetCheckResult(
-        check_name=name, asset_key=asset_key, passed=failures.is_empty(), metadata={"failed": MetadataValue.md(listing)}
-    )
 
 
 @multi_asset(
@@ -150,23 +98,12 @@ def _failure_check(name: str, failures: pl.DataFrame, asset_key: str | None = No
             automation_condition=FOLLOW_SOURCES,
         ),
     ],
-    check_specs=[
-        AssetCheckSpec(
-            "endpoints_are_entities",
-            asset="relationships",
-            description="Every relationship's source and target is an entity.",
-        ),
-        AssetCheckSpec(
-            "summary_calls_succeeded",
-            asset="entities",
-            description="No description summary or merge confirmation call failed.",
-        ),
-    ],
+    check_specs=[ENDPOINTS_ARE_ENTITIES, SUMMARY_CALLS_SUCCEEDED],
     **GRAPH_ASSET_OPTIONS,
 )
 def entities_and_relationships(context: AssetExecutionContext, settings: IndexSettings, llm: LLMResource):
     started = time.perf_counter()
-    corpus = _corpus(context)
+    corpus = context.partition_key
     with settings.store() as store:
         store.ensure_schema()
         retract_deleted_sources(context, store, corpus)
@@ -174,7 +111,7 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
         extracted_entities = store.read_table("extracted_entities", "corpus", [corpus])
         extracted_relationships = store.read_table("extracted_relationships", "corpus", [corpus])
         llm_settings = llm.get_settings()
-        failures: list[dict] = []
+        failures = failure_frame([])
         usage: dict = {"llm_calls": 0}
         pairs = candidate_pairs(extracted_entities, settings.resolution())
         if llm_settings.enabled:
@@ -198,7 +135,7 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
                 extracted_entities, extracted_relationships, units, corpus, settings.graph()
             )
         merges = titled_as_entities(merges, entities)
-        failure_rows = _failure_frame(failures, f"{corpus}#summary")
+        failed = failure_rows(failures, f"{corpus}#summary")
         # Rows already indexed keep their short numbers, which kept reports cite.
         entities = keep_short_ids(entities, store.short_ids("entities", [corpus]))
         relationships = keep_short_ids(relationships, store.short_ids("relationships", [corpus]))
@@ -207,21 +144,14 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
             tx.replace("entities", entities, [corpus])
             tx.replace("relationships", relationships, [corpus])
             tx.replace("entity_merges", merges, [corpus])
-            tx.replace("llm_failures", failure_rows, [f"{corpus}#summary"])
+            tx.replace("llm_failures", failed, [f"{corpus}#summary"])
             tx.register("links", links)
             tx.execute("UPDATE text_units SET entity_ids = [], relationship_ids = [] WHERE corpus = ?", [corpus])
             tx.execute(
-                "UPDATE text_units SET entity_ids = coalesce(links.entity_ids, []), relationship_ids = "
-                "coalesce(links.relationship_ids, "
-                "[]) "
+                "UPDATE text_units SET entity_ids = coalesce(links.entity_ids, []), "
+                "relationship_ids = coalesce(links.relationship_ids, []) "
                 "FROM links WHERE text_units.id = links.text_unit_id"
             )
-        dangling = store.read(
-            "SELECT r.id FROM relationships r WHERE r.corpus = ? AND (r.source NOT IN (SELECT title FROM entities "
-            "WHERE corpus = ?) "
-            "OR r.target NOT IN (SELECT title FROM entities WHERE corpus = ?))",
-            [corpus, corpus, corpus],
-        )
         seconds = time.perf_counter() - started
         graph_stats = {
             "nodes": entities.height,
@@ -240,21 +170,14 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
             metadata=table_metadata("entities", entities, ["title", "type", "frequency", "degree", "description"])
             | graph_stats,
             data_version=frame_version(entities, ["id", "title", "type", "description", "text_unit_ids", "degree"]),
-            check_results=[_failure_check("summary_calls_succeeded", failure_rows, "entities")],
+            check_results=[calls_succeeded(SUMMARY_CALLS_SUCCEEDED, failed)],
         )
         yield MaterializeResult(
             asset_key="relationships",
             metadata=table_metadata("relationships", relationships, ["source", "target", "weight", "description"])
             | graph_stats,
             data_version=frame_version(relationships, ["id", "weight", "description", "text_unit_ids"]),
-            check_results=[
-                AssetCheckResult(
-                    check_name="endpoints_are_entities",
-                    asset_key="relationships",
-                    passed=dangling.is_empty(),
-                    metadata={"dangling": dangling.height},
-                )
-            ],
+            check_results=[endpoints_are_entities(store, corpus)],
         )
 
 
@@ -266,17 +189,13 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
         "draws a map of each level's communities (SVG) and writes the graph as GraphML for Gephi, beside the index."
     ),
     kinds={"duckdb", "polars"},
-    check_specs=[
-        AssetCheckSpec(
-            "members_exist", asset="communities", description="Every community member is an entity of the corpus."
-        )
-    ],
+    check_specs=[MEMBERS_EXIST],
     automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
 def communities(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
     started = time.perf_counter()
-    corpus = _corpus(context)
+    corpus = context.partition_key
     with settings.store() as store:
         store.ensure_schema()
         relationships = store.read_table("relationships", "corpus", [corpus])
@@ -289,12 +208,6 @@ def communities(context: AssetExecutionContext, settings: IndexSettings) -> Mate
             store.read_table("entities", "corpus", [corpus]),
             relationships,
             found,
-        )
-        missing = store.read(
-            "SELECT DISTINCT m.entity_id FROM (SELECT unnest(entity_ids) AS entity_id FROM communities WHERE "
-            "corpus = ?) m "
-            "ANTI JOIN (SELECT id FROM entities WHERE corpus = ?) e ON m.entity_id = e.id",
-            [corpus, corpus],
         )
         excluded = ego_node(relationships) if settings.communities().exclude_ego_node else None
         return MaterializeResult(
@@ -321,11 +234,7 @@ def communities(context: AssetExecutionContext, settings: IndexSettings) -> Mate
             }
             | picture_metadata(pictures),
             data_version=frame_version(found, ["id", "parent", "children", "relationship_ids"]),
-            check_results=[
-                AssetCheckResult(
-                    check_name="members_exist", passed=missing.is_empty(), metadata={"missing_members": missing.height}
-                )
-            ],
+            check_results=[members_exist(store, corpus)],
         )
 
 
@@ -338,14 +247,7 @@ def communities(context: AssetExecutionContext, settings: IndexSettings) -> Mate
         "offline, extractive (title, summary, 5-10 findings quoting evidence), marked generated_by='extractive'."
     ),
     kinds={"duckdb", "polars"},
-    check_specs=[
-        AssetCheckSpec("every_community_has_a_report", asset="community_reports"),
-        AssetCheckSpec(
-            "report_calls_succeeded",
-            asset="community_reports",
-            description="No report fell back to extractive after an LLM failure.",
-        ),
-    ],
+    check_specs=[EVERY_COMMUNITY_HAS_A_REPORT, REPORT_CALLS_SUCCEEDED],
     automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
@@ -353,7 +255,7 @@ def community_reports(
     context: AssetExecutionContext, config: RebuildConfig, settings: IndexSettings, llm: LLMResource
 ) -> MaterializeResult:
     started = time.perf_counter()
-    corpus = _corpus(context)
+    corpus = context.partition_key
     with settings.store() as store:
         store.ensure_schema()
         found = store.read_table("communities", "corpus", [corpus])
@@ -361,7 +263,7 @@ def community_reports(
         relationships = store.read_table("relationships", "corpus", [corpus])
         previous = store.read_table("community_reports", "corpus", [corpus])
         llm_settings = llm.get_settings()
-        failures: list[dict] = []
+        failures = failure_frame([])
         if llm_settings.enabled:
             # Rewriting every report asks the model again; the cache answers each whose prompt is unchanged.
             redo = why_redo_everything(context, store, settings, "reports", config)
@@ -395,17 +297,10 @@ def community_reports(
         else:
             reports = extractive_reports(found, entities, relationships, corpus)
             usage = {"generated_by": "extractive (no LLM)", "llm_calls": 0}
-        failure_rows = _failure_frame(failures, f"{corpus}#report")
+        failed = failure_rows(failures, f"{corpus}#report")
         with store.transaction() as tx:
             tx.replace("community_reports", reports, [corpus])
-            tx.replace("llm_failures", failure_rows, [f"{corpus}#report"])
-        unreported = store.read(
-            (
-                "SELECT c.community FROM communities c ANTI JOIN community_reports r ON c.community = r.community "
-                "AND r.corpus = c.corpus WHERE c.corpus = ?"
-            ),
-            [corpus],
-        )
+            tx.replace("llm_failures", failed, [f"{corpus}#report"])
         return MaterializeResult(
             metadata=table_metadata("community_reports", reports, ["community", "level", "title", "rank", "summary"])
             | usage
@@ -416,12 +311,8 @@ def community_reports(
             },
             data_version=frame_version(reports, ["id", "content_hash"]),
             check_results=[
-                AssetCheckResult(
-                    check_name="every_community_has_a_report",
-                    passed=unreported.is_empty(),
-                    metadata={"without_report": unreported.height},
-                ),
-                _failure_check("report_calls_succeeded", failure_rows),
+                every_community_has_a_report(store, corpus),
+                calls_succeeded(REPORT_CALLS_SUCCEEDED, failed),
             ],
         )
 
@@ -434,13 +325,7 @@ def community_reports(
         "in DuckDB and LanceDB, and the BM25 terms of text units and reports (table search_terms)."
     ),
     kinds={"duckdb", "lancedb"},
-    check_specs=[
-        AssetCheckSpec(
-            "vector_dimensions_consistent",
-            asset="embeddings",
-            description="One dimension per model, equal in DuckDB and LanceDB counts.",
-        )
-    ],
+    check_specs=[VECTOR_DIMENSIONS_CONSISTENT],
     automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
@@ -448,7 +333,7 @@ def embeddings(
     context: AssetExecutionContext, config: RebuildConfig, settings: IndexSettings, embedding: EmbeddingResource
 ) -> MaterializeResult:
     started = time.perf_counter()
-    corpus = _corpus(context)
+    corpus = context.partition_key
     with settings.store() as store:
         store.ensure_schema()
         wanted = embedding_inputs(
@@ -468,6 +353,10 @@ def embeddings(
         ) as (embedder, endpoint_usage):
             rows, embedded = embed_missing(wanted, existing, embedder, corpus)
         usage = endpoint_usage.metadata() if endpoint_usage is not None else {"llm_calls": 0}
+        # The bookkeeping row that says this corpus's build is complete (``corpus_builds``,
+        # read by build_state.corpus_work) is written here, by the last step that changes
+        # the index's tables, in the same transaction as the vectors: a build killed at any
+        # earlier point has no new row, so the next pass redoes what is missing.
         built_at = dt.datetime.now(dt.UTC)
         build = pl.DataFrame(
             [
@@ -485,13 +374,12 @@ def embeddings(
             tx.replace("embeddings", rows, [corpus])
             tx.replace("search_terms", terms, [corpus])
             tx.replace("corpus_builds", build, [corpus])
-        # The build counts as done once it is mirrored and published too (indexing.corpus_work).
+        # Complete, the build is done once also mirrored and published (build_state.corpus_work).
         mirrored = settings.vector_store().replace_corpus(
             corpus, rows, build=(built_at - EPOCH) // dt.timedelta(microseconds=1)
         )
         dimensions = rows.select(pl.col("vector").list.len().unique()).to_series().to_list()
         by_kind = {k: n for k, n in rows["kind"].value_counts().iter_rows()}
-        consistent = len(dimensions) <= 1 and all(mirrored[k] == by_kind.get(k, 0) for k in mirrored)
         return MaterializeResult(
             metadata=table_metadata(
                 "embeddings",
@@ -509,17 +397,7 @@ def embeddings(
             }
             | usage,
             data_version=frame_version(rows, ["kind", "id", "content_hash", "model"]),
-            check_results=[
-                AssetCheckResult(
-                    check_name="vector_dimensions_consistent",
-                    passed=consistent,
-                    metadata={
-                        "dimensions_seen": str(dimensions),
-                        "lancedb_rows": str(mirrored),
-                        "duckdb_rows": str(by_kind),
-                    },
-                )
-            ],
+            check_results=[vector_dimensions_consistent(rows, mirrored)],
         )
 
 
@@ -535,7 +413,7 @@ def embeddings(
     **GRAPH_ASSET_OPTIONS,
 )
 def published_index(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
-    corpus = _corpus(context)
+    corpus = context.partition_key
     pointer = publish_snapshot(settings.database, settings.vectors, corpus)
     # Counted in the snapshot itself: what readers see, not what the index holds by now.
     with connect(pointer["snapshot"], read_only=True) as snapshot:

@@ -10,17 +10,12 @@ A source's row in the ``sources`` table says how far it got: none once its file 
 fingerprint it was indexed with once every one of its text units is extracted.
 """
 
-import datetime as dt
 import time
 from pathlib import Path
 
 import polars as pl
 from dagster import (
-    AssetCheckResult,
-    AssetCheckSeverity,
-    AssetCheckSpec,
     AssetExecutionContext,
-    BackfillPolicy,
     MaterializeResult,
     MetadataValue,
     asset,
@@ -32,20 +27,9 @@ from ...core.inputs import InputError, SourceFile, read_source, split_partition_
 from ...fingerprints import code_version
 from ...settings import IndexSettings
 from ...storage.schema import SOURCE_COLUMNS, SOURCE_ERROR_COLUMNS, TABLES
+from ..checks import SOURCES_READABLE, sources_readable
 from ..metadata import markdown_preview, table_schema_metadata
-from ..partitions import DUCKDB_POOL, source_partitions
-
-SOURCE_ASSET_OPTIONS = dict(
-    partitions_def=source_partitions,
-    backfill_policy=BackfillPolicy.single_run(),
-    pool=DUCKDB_POOL,
-    group_name="sources",
-    kinds={"duckdb", "polars"},
-)
-
-
-def utc_now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
+from .shared import SOURCE_ASSET_OPTIONS, utc_now
 
 
 def _read_partition(settings: IndexSettings, key: str) -> pl.DataFrame:
@@ -76,9 +60,7 @@ def add_metadata_per_partition(context: AssetExecutionContext, metadata_by_parti
     **SOURCE_ASSET_OPTIONS,
     code_version=code_version("reading", "documents"),
     description="Documents read from each input file (one per .txt/.md file, one per row of CSV/JSONL/Parquet).",
-    check_specs=[
-        AssetCheckSpec("sources_readable", asset="documents", description="Every source file of the run could be read.")
-    ],
+    check_specs=[SOURCES_READABLE],
 )
 def documents(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
     started = time.perf_counter()
@@ -113,11 +95,8 @@ def documents(context: AssetExecutionContext, settings: IndexSettings) -> Materi
         # named as such.
         indexed = dict(
             store.read(
-                (
-                    "SELECT source_partition, count(*) AS n FROM documents WHERE source_partition IN (SELECT "
-                    "unnest(?)) "
-                    "GROUP BY 1"
-                ),
+                "SELECT source_partition, count(*) AS n FROM documents "
+                "WHERE source_partition IN (SELECT unnest(?)) GROUP BY 1",
                 [context.partition_keys],
             ).iter_rows()
         )
@@ -144,12 +123,5 @@ def documents(context: AssetExecutionContext, settings: IndexSettings) -> Materi
                 "unreadable_sources_in_run": len(errors),
                 "seconds_of_run": time.perf_counter() - started,
             },
-            check_results=[
-                AssetCheckResult(
-                    check_name="sources_readable",
-                    passed=not errors,
-                    severity=AssetCheckSeverity.ERROR,
-                    metadata={"unreadable": MetadataValue.md("\n".join(f"- {e['error']}" for e in errors) or "none")},
-                )
-            ],
+            check_results=[sources_readable(errors)],
         )

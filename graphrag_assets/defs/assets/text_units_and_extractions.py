@@ -7,22 +7,17 @@ text units, and those of sources with a failed text unit, all at the LLM's concu
 the steps after them follow in the same run. When the chunker's or the extractor's
 fingerprint (its code version and settings, ``fingerprints``) differs from the last
 build's, or the run config asks for a rebuild, the step redoes every source of the corpus
-instead. Per source file, Dagster writes a planned and a
-materialization event per partition and asset (20-30 ms each with its SQLite storage):
-for extraction, 12 s for 400 files between the last extraction call and the graph build.
+instead. Steps per source file would cost Dagster's bookkeeping per file and asset
+(docs/architecture.md, "Partitioning").
 """
 
 import time
 
 import polars as pl
 from dagster import (
-    AssetCheckResult,
-    AssetCheckSeverity,
-    AssetCheckSpec,
     AssetDep,
     AssetExecutionContext,
     MaterializeResult,
-    MetadataValue,
     asset,
 )
 
@@ -32,15 +27,28 @@ from ...core.chunking import chunk_documents
 from ...core.extraction.offline import extract_offline
 from ...core.inputs import given_title
 from ...fingerprints import code_version, current_fingerprints
+from ...llm.errors import failure_frame
 from ...llm_stages.extraction import extract_with_llm
 from ...settings import IndexSettings
-from ...storage.schema import LLM_FAILURE_COLUMNS, SOURCE_COLUMNS, TABLES
+from ...storage.schema import SOURCE_COLUMNS, TABLES
 from ..automation import FOLLOW_SOURCES
+from ..checks import (
+    EXTRACTION_CALLS_SUCCEEDED,
+    TEXT_UNITS_BELONG_TO_DOCUMENTS,
+    calls_succeeded,
+    text_units_belong_to_documents,
+)
 from ..metadata import table_metadata, tables_metadata
 from ..partitions import ALL_SOURCES
 from ..resources import LLMResource
-from .graph import GRAPH_ASSET_OPTIONS, RebuildConfig, retract_deleted_sources, why_redo_everything
-from .sources import utc_now
+from .shared import (
+    GRAPH_ASSET_OPTIONS,
+    RebuildConfig,
+    failure_rows,
+    retract_deleted_sources,
+    utc_now,
+    why_redo_everything,
+)
 
 EXTRACTION_TABLES = ["extracted_entities", "extracted_relationships", "covariates"]
 
@@ -50,13 +58,7 @@ EXTRACTION_TABLES = ["extracted_entities", "extracted_relationships", "covariate
     code_version=code_version("chunking", "text_units"),
     description="Token chunks of the documents read since the last build (tiktoken cl100k_base, offline).",
     kinds={"duckdb", "polars"},
-    check_specs=[
-        AssetCheckSpec(
-            "text_units_belong_to_documents",
-            asset="text_units",
-            description="Every text unit's document_id is a document.",
-        )
-    ],
+    check_specs=[TEXT_UNITS_BELONG_TO_DOCUMENTS],
     automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
@@ -94,9 +96,6 @@ def text_units(context: AssetExecutionContext, config: RebuildConfig, settings: 
         with store.transaction() as tx:
             tx.replace("text_units", units, to_chunk)
             tx.replace("sources", chunked.select(list(SOURCE_COLUMNS)), to_chunk)
-        orphans = store.read(
-            "SELECT t.id FROM text_units t ANTI JOIN documents d ON t.document_id = d.id WHERE t.corpus = ?", [corpus]
-        )
         return MaterializeResult(
             metadata=table_metadata("text_units", units, ["id", "n_tokens", "text"])
             | {
@@ -105,13 +104,7 @@ def text_units(context: AssetExecutionContext, config: RebuildConfig, settings: 
                 "tokens": int(units["n_tokens"].sum() or 0),
                 "seconds": time.perf_counter() - started,
             },
-            check_results=[
-                AssetCheckResult(
-                    check_name="text_units_belong_to_documents",
-                    passed=orphans.is_empty(),
-                    metadata={"orphans": orphans.height},
-                )
-            ],
+            check_results=[text_units_belong_to_documents(store, corpus)],
         )
 
 
@@ -125,13 +118,7 @@ def text_units(context: AssetExecutionContext, config: RebuildConfig, settings: 
         "also the claims of each text unit (table covariates). Marks each source fully indexed."
     ),
     kinds={"duckdb", "polars"},
-    check_specs=[
-        AssetCheckSpec(
-            "extraction_calls_succeeded",
-            asset="extractions",
-            description="No text unit's LLM extraction (or claim) call failed.",
-        )
-    ],
+    check_specs=[EXTRACTION_CALLS_SUCCEEDED],
     automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
@@ -157,7 +144,7 @@ def extractions(
             )
         units = store.read_table("text_units", "source_partition", pending)
         llm_settings = llm.get_settings()
-        failures = pl.DataFrame(schema=LLM_FAILURE_COLUMNS)
+        failures = failure_rows(failure_frame([]), "")
         claims = pl.DataFrame(schema=TABLES["covariates"].columns)
         if llm_settings.enabled:
             with llm.session(store, corpus, context.run.run_id) as session:
@@ -171,10 +158,7 @@ def extractions(
             # Claims already indexed keep their short numbers (reports and answers cite them).
             claims = keep_short_ids(claims, store.short_ids("covariates", [corpus]))
             scopes = dict(zip(units["id"], units["source_partition"]))
-            failures = failed.with_columns(
-                pl.col("item_id").replace_strict(scopes, return_dtype=pl.String).alias("scope"),
-                pl.lit(utc_now()).alias("recorded_at"),
-            ).select(list(LLM_FAILURE_COLUMNS))
+            failures = failure_rows(failed, pl.col("item_id").replace_strict(scopes, return_dtype=pl.String))
             for failure in failures.iter_rows(named=True):
                 context.log.error(
                     f"LLM {failure['stage']} failed for text unit {failure['item_id']} of {failure['scope']}: "
@@ -229,20 +213,5 @@ def extractions(
                     "preview"
                 ],
             },
-            check_results=[
-                AssetCheckResult(
-                    check_name="extraction_calls_succeeded",
-                    passed=failures.is_empty(),
-                    severity=AssetCheckSeverity.ERROR,
-                    metadata={
-                        "failed": MetadataValue.md(
-                            "\n".join(
-                                f"- {f['scope']} / {f['stage']} / {f['item_id']}: {f['error']}"
-                                for f in failures.iter_rows(named=True)
-                            )
-                            or "none"
-                        )
-                    },
-                )
-            ],
+            check_results=[calls_succeeded(EXTRACTION_CALLS_SUCCEEDED, failures)],
         )
