@@ -1,6 +1,6 @@
 """The live mode: a sensor that follows the input folder, the graph's automation, and an
 hourly consistency pass (a sensor too). All three run by default wherever the Dagster daemon runs
-(``dagster dev``): drop a file into the input folder and it reaches the published index.
+(``dg dev``): drop a file into the input folder and it reaches the published index.
 
 The sensor diffs the files (content hashes) against its cursor, which Dagster stores, so
 it survives restarts: new files add source partitions, changed files re-run theirs,
@@ -13,7 +13,7 @@ build retracts the rows of removed sources.
 
 The sensor never opens the DuckDB file (the indexer may hold it). The consistency pass
 compares the files with the published snapshot, and looks at the live file only if no
-one holds it, for corpora that are not done (``indexing.corpus_work``: an unpublished
+one holds it, for corpora that are not done (``build_state.corpus_work``: an unpublished
 build, a missing vector mirror, failed LLM calls) and requests what finishes them.
 """
 
@@ -48,6 +48,11 @@ from ..storage.duckdb_store import IndexStore
 from ..storage.snapshot import read_pointer
 from .jobs import GRAPH_ASSETS, build_graph_job, index_sources_job
 from .partitions import RANGE_END_TAG, RANGE_START_TAG, contiguous_ranges, corpus_partitions, source_partitions
+
+# The instance flag behind the UI's "Auto-materialize on/off" tag (dagster._daemon.asset_daemon).
+# Unset reads as off, yet it pauses only the sensorless daemon (`auto_materialize: use_sensors:
+# false`); here the graph's automation is the `graph_automation` sensor, running by default.
+AUTOMATION_PAUSED_KEY = "ASSET_DAEMON_PAUSED"
 
 FIRST_RETRY_SECONDS = 60.0  # a failed partition is retried at once, then 60 s later, doubling
 LAST_RETRY_SECONDS = 3600.0
@@ -97,6 +102,9 @@ def _failed_to_retry(
     ),
 )
 def source_files_sensor(context: SensorEvaluationContext):
+    cursors = context.instance.daemon_cursor_storage
+    if AUTOMATION_PAUSED_KEY not in cursors.get_cursor_values({AUTOMATION_PAUSED_KEY}):
+        cursors.set_cursor_values({AUTOMATION_PAUSED_KEY: "false"})  # once: the UI says "on"; a choice there stays
     settings = IndexSettings.from_env()
     try:
         on_disk = discover_sources(Path(settings.input_dir), settings.forced_corpus())
