@@ -3,10 +3,41 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Answer the question of ``argv`` (None: the command line's). Run as the program
+    (``argv`` None), the process ends here once the output is written: see ``_exit``."""
+    status = _answer(argv)
+    if argv is None:
+        _exit(status)
+    return status
+
+
+def _exit(status: int) -> None:
+    """End the process as Python's own exit would, without its teardown: freeing every
+    module and object (polars, numpy, DuckDB, the token encoder) takes 50-70 ms, a tenth
+    of a cold query, for memory the process returns anyway. The exit handlers run and the
+    output is flushed first; while another thread is alive (the LLM path's event loop or
+    cache writer), or when the output cannot be flushed (a closed pipe), the ordinary exit
+    is left to wait for it and report it."""
+    import atexit
+    import threading
+
+    if threading.active_count() > 1:
+        return
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    os._exit(status)
+
+
+def _answer(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="graphrag-query", description="Ask the GraphRAG index a question.")
     parser.add_argument("question")
     # Checked by ``search`` against its registry of modes (importing it here would slow
