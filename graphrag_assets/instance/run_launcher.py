@@ -2,7 +2,7 @@
 server), plus the health check that run monitoring needs to fail a run whose process died.
 
 ``DefaultRunLauncher`` cannot tell whether a run's process is alive, so with it run
-monitoring leaves a run whose process was killed (``dagster dev`` stopped mid-run, the OOM
+monitoring leaves a run whose process was killed (``dg dev`` stopped mid-run, the OOM
 killer) STARTED forever, and the step's claim on the DuckDB pool's only slot is never
 given back: no step of any later run can start. This launcher looks the run's process up
 in the process table of the machine it ran on. Where it cannot tell (a run worker on
@@ -79,7 +79,7 @@ class LocalRunLauncher(DefaultRunLauncher):
 
     def launch_run(self, context: LaunchRunContext) -> None:
         origin = context.dagster_run.remote_job_origin.repository_origin.code_location_origin
-        # A code server of the workspace (`dagster dev`, the daemon) starts its run workers
+        # A code server of the workspace (`dg dev`, the daemon) starts its run workers
         # on this machine; a separately deployed one may be elsewhere, where ids mean nothing.
         if not isinstance(origin, GrpcServerCodeLocationOrigin) or origin.host in LOCAL_ADDRESSES | {this_host()}:
             self._instance.add_run_tags(context.dagster_run.run_id, {HOST_TAG: this_host()})

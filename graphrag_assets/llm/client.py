@@ -12,8 +12,9 @@ completions and embeddings through any OpenAI-compatible endpoint.
   wrong key, model or address: every other call would fail alike, so it stops the run
   (``EndpointRefused``, errors.py) with the setting to fix instead of being recorded per item.
 - Every answer is cached in DuckDB (``llm_cache``, cache.py) under a key of model, messages,
-  parameters, schema and prompt version, written as soon as the call returns: a rerun
-  makes no call for anything already answered, even after a crash.
+  parameters, schema and prompt version, committed before the caller gets the answer
+  (answers that arrive during a commit share the next one): a rerun makes no call for
+  anything already answered, even after a crash.
 - Every call, answered by the endpoint or by the cache, is recorded (``llm_calls``) with
   its stage, corpus, run, tokens and the price of its model at that moment, in the same
   transaction as its answer; cache hits ride along with the next write.
@@ -30,11 +31,11 @@ import functools
 import json
 import random
 import ssl
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 import numpy as np
-import openai
 from pydantic import BaseModel
 
 from graphrag_common.ids import content_hash
@@ -46,6 +47,9 @@ from .rate_limit import RateLimiter
 from .settings import LLMSettings
 from .usage import UsageByStage
 
+if TYPE_CHECKING:
+    import openai
+
 R = TypeVar("R")
 T = TypeVar("T", bound=BaseModel)
 EMBEDDING_MAX_TOKENS = 8_000  # per input text; longer texts are split and averaged
@@ -56,6 +60,11 @@ EMBED_AHEAD_BATCH = 16  # texts per request when embedding ahead piecemeal (one 
 
 
 NO_SITE = CallSite()
+# Set once this process has had its first answer from an endpoint (the client's imports
+# done, its connections open): from then on the process mostly waits for answers, and
+# work that can wait for that moment (indexing.py imports LanceDB ahead of the vector
+# mirror) fills the wait instead of delaying the calls.
+REQUESTS_STARTED = threading.Event()
 
 
 def run_with(make_client: ClientFactory, work: Callable[[LLMClient], Awaitable[R]]) -> R:
@@ -174,6 +183,11 @@ class LLMClient:
         return text
 
     def _openai(self, base_url: str | None, key) -> openai.AsyncOpenAI:
+        # Imported with the first client that sends a request (about a second): the job
+        # definitions import this module, and an offline pass or a rerun answered by the
+        # cache never needs it.
+        import openai
+
         return openai.AsyncOpenAI(
             base_url=base_url,
             # Local servers (Ollama, vLLM) need no key; the client insists on one.
@@ -244,6 +258,8 @@ class LLMClient:
                     if self._refused is not None:
                         raise self._refused  # calls that waited for a slot are not sent
                     result = await call()
+                    if not REQUESTS_STARTED.is_set():
+                        REQUESTS_STARTED.set()
                     if keep_slot:
                         slot.pop_all()
                     return result
@@ -406,7 +422,7 @@ class LLMClient:
             stream = await self.chat_api.chat.completions.create(
                 model=model, messages=messages, temperature=0, stream=True, **options
             )
-        except openai.BadRequestError as error:
+        except _openai_module().BadRequestError as error:
             if not options or "stream_options" not in str(error.message):
                 raise
             self._stream_usage = False  # the server refuses the option; tokens are counted here instead
@@ -507,6 +523,12 @@ class LLMClient:
             result[index] += vectors[position] * tokens  # token-weighted average of the pieces
         norms = np.linalg.norm(result, axis=1, keepdims=True)
         return result / np.where(norms == 0, 1, norms)
+
+
+def _openai_module():
+    import openai
+
+    return openai
 
 
 def _prompt_tokens(messages: list[dict]) -> int:
