@@ -6,7 +6,7 @@ from dagster import Definitions, in_process_executor, load_assets_from_modules
 from ..settings import IndexSettings
 from .assets import graph, sources, text_units_and_extractions
 from .jobs import build_graph_job, index_sources_job
-from .resources import EmbeddingResource, LLMResource
+from .resources import EmbeddingResource, IndexDatabase, LLMResource
 from .sensors import consistency_sensor, graph_automation_sensor, source_files_sensor
 
 
@@ -15,6 +15,11 @@ def build_definitions(settings: IndexSettings) -> Definitions:
         assets=load_assets_from_modules([sources, text_units_and_extractions, graph]),
         jobs=[index_sources_job, build_graph_job],
         sensors=[source_files_sensor, graph_automation_sensor, consistency_sensor],
-        resources={"settings": settings, "llm": LLMResource(), "embedding": EmbeddingResource()},
+        resources={
+            "settings": settings,
+            "database": IndexDatabase(database=settings.database),
+            "llm": LLMResource(),
+            "embedding": EmbeddingResource(),
+        },
         executor=in_process_executor,  # "Materialize all" and automation runs too (see jobs.py)
     )

@@ -1,22 +1,50 @@
-"""Dagster resources for the LLM and embedding endpoints.
+"""Dagster resources: the index's DuckDB file, and the LLM and embedding endpoints.
 
-They read GRAPHRAG_LLM_* / GRAPHRAG_EMBEDDING_* from the environment when a step runs,
-instead of holding them as config fields: Dagster stores resource config with each run
-(visible in the UI), and an API key must never be stored or shown anywhere.
+The endpoints read GRAPHRAG_LLM_* / GRAPHRAG_EMBEDDING_* from the environment when a step
+runs, instead of holding them as config fields: Dagster stores resource config with each
+run (visible in the UI), and an API key must never be stored or shown anywhere.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
+import duckdb
 from dagster import ConfigurableResource, Failure
+from dagster_duckdb import DuckDBResource
 
 from ..llm.cache import CallSite
 from ..llm.errors import EndpointRefused
 from ..llm.session import LLMSession
 from ..llm.settings import LLMSettings
+from ..storage.connection import connect
 from ..storage.duckdb_store import IndexStore
+
+
+class IndexDatabase(DuckDBResource):
+    """The index's DuckDB file (GRAPHRAG_DB) as Dagster's DuckDB resource: configured once
+    (``build_definitions``), shown with its path among the UI's resources, and the one way
+    a step opens the file. Its connection waits while another process holds the file,
+    saying who (storage/connection.py; dagster-duckdb's retries ten times then fails), and
+    is closed when the step ends, failed or not. Steps write through ``store()``, the one
+    write path (storage/duckdb_store.py), on that connection."""
+
+    @contextmanager
+    def get_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        Path(self.database).parent.mkdir(parents=True, exist_ok=True)
+        connection = connect(self.database, config=self.connection_config)
+        try:
+            yield connection
+        finally:
+            connection.close()
+
+    @contextmanager
+    def store(self) -> Iterator[IndexStore]:
+        """The index store on one connection, for the length of a step."""
+        with self.get_connection() as connection:
+            yield IndexStore.over(self.database, connection)
 
 
 class EndpointResource(ConfigurableResource):

@@ -35,7 +35,9 @@ def lock_wait_seconds() -> float:
     return value_of(LOCK_WAIT_VARIABLE)
 
 
-def connect(path: str | Path, read_only: bool = False, wait_seconds: float | None = None) -> duckdb.DuckDBPyConnection:
+def connect(
+    path: str | Path, read_only: bool = False, wait_seconds: float | None = None, config: dict | None = None
+) -> duckdb.DuckDBPyConnection:
     """Open the index, waiting (and saying who it waits for) while another process holds
     the file."""
     wait_seconds = lock_wait_seconds() if wait_seconds is None else wait_seconds
@@ -44,7 +46,7 @@ def connect(path: str | Path, read_only: bool = False, wait_seconds: float | Non
     delay = 0.05
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only)
+            return duckdb.connect(str(path), read_only=read_only, config=config or {})
         except duckdb.IOException as error:
             waited = time.monotonic() - started
             if not _is_lock_error(error) or waited > wait_seconds:

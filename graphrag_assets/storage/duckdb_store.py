@@ -5,11 +5,12 @@ delete and an ``INSERT ... BY NAME`` inside one transaction, so readers never se
 half-replaced partition and a crash leaves the previous rows in place. An empty frame
 still deletes (a source whose documents all went away must lose its rows).
 
-DuckDB allows a single writer process. A step opens the store once (``with
-settings.store() as store``) and closes it when it ends, so the file is free between steps
-for other processes; opening retries briefly while another process holds the file. Used
-without ``with`` (planning in ``graphrag-index``), each statement opens and closes its own
-connection.
+DuckDB allows a single writer process. A Dagster step opens the file once, through the
+``database`` resource (``defs/resources.IndexDatabase``, dagster-duckdb's DuckDBResource),
+and closes it when it ends, so the file is free between steps for other processes; opening
+retries while another process holds the file. ``graphrag-index`` holds it the same way
+(``with settings.store() as store``); used without ``with``, each statement opens and
+closes its own connection.
 """
 
 from __future__ import annotations
@@ -69,6 +70,14 @@ class IndexStore:
         self.read_only = read_only
         self.lock_wait_seconds = lock_wait_seconds
         self._open: duckdb.DuckDBPyConnection | None = None
+
+    @classmethod
+    def over(cls, path: str | Path, connection: duckdb.DuckDBPyConnection) -> IndexStore:
+        """The store on a connection its caller opened and closes (a Dagster step's, from
+        the ``database`` resource): every statement runs on it, as inside ``with store:``."""
+        store = cls(path)
+        store._open = connection
+        return store
 
     def __enter__(self) -> IndexStore:
         """Hold one connection until ``__exit__``: opening the file costs tens of

@@ -61,7 +61,7 @@ from ..metadata import (
     table_metadata,
     tables_metadata,
 )
-from ..resources import EmbeddingResource, LLMResource
+from ..resources import EmbeddingResource, IndexDatabase, LLMResource
 from .shared import (
     EPOCH,
     GRAPH_ASSET_OPTIONS,
@@ -101,10 +101,12 @@ from .shared import (
     check_specs=[ENDPOINTS_ARE_ENTITIES, SUMMARY_CALLS_SUCCEEDED],
     **GRAPH_ASSET_OPTIONS,
 )
-def entities_and_relationships(context: AssetExecutionContext, settings: IndexSettings, llm: LLMResource):
+def entities_and_relationships(
+    context: AssetExecutionContext, settings: IndexSettings, database: IndexDatabase, llm: LLMResource
+):
     started = time.perf_counter()
     corpus = context.partition_key
-    with settings.store() as store:
+    with database.store() as store:
         store.ensure_schema()
         retract_deleted_sources(context, store, corpus)
         units = store.read_table("text_units", "corpus", [corpus])
@@ -193,10 +195,10 @@ def entities_and_relationships(context: AssetExecutionContext, settings: IndexSe
     automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
-def communities(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
+def communities(context: AssetExecutionContext, settings: IndexSettings, database: IndexDatabase) -> MaterializeResult:
     started = time.perf_counter()
     corpus = context.partition_key
-    with settings.store() as store:
+    with database.store() as store:
         store.ensure_schema()
         relationships = store.read_table("relationships", "corpus", [corpus])
         previous = store.read_table("communities", "corpus", [corpus])
@@ -252,11 +254,15 @@ def communities(context: AssetExecutionContext, settings: IndexSettings) -> Mate
     **GRAPH_ASSET_OPTIONS,
 )
 def community_reports(
-    context: AssetExecutionContext, config: RebuildConfig, settings: IndexSettings, llm: LLMResource
+    context: AssetExecutionContext,
+    config: RebuildConfig,
+    settings: IndexSettings,
+    database: IndexDatabase,
+    llm: LLMResource,
 ) -> MaterializeResult:
     started = time.perf_counter()
     corpus = context.partition_key
-    with settings.store() as store:
+    with database.store() as store:
         store.ensure_schema()
         found = store.read_table("communities", "corpus", [corpus])
         entities = store.read_table("entities", "corpus", [corpus])
@@ -330,11 +336,15 @@ def community_reports(
     **GRAPH_ASSET_OPTIONS,
 )
 def embeddings(
-    context: AssetExecutionContext, config: RebuildConfig, settings: IndexSettings, embedding: EmbeddingResource
+    context: AssetExecutionContext,
+    config: RebuildConfig,
+    settings: IndexSettings,
+    database: IndexDatabase,
+    embedding: EmbeddingResource,
 ) -> MaterializeResult:
     started = time.perf_counter()
     corpus = context.partition_key
-    with settings.store() as store:
+    with database.store() as store:
         store.ensure_schema()
         wanted = embedding_inputs(
             store.read_table("text_units", "corpus", [corpus]),
@@ -412,9 +422,11 @@ def embeddings(
     automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
-def published_index(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
+def published_index(
+    context: AssetExecutionContext, settings: IndexSettings, database: IndexDatabase
+) -> MaterializeResult:
     corpus = context.partition_key
-    pointer = publish_snapshot(settings.database, settings.vectors, corpus)
+    pointer = publish_snapshot(database.database, settings.vectors, corpus)
     # Counted in the snapshot itself: what readers see, not what the index holds by now.
     with connect(pointer["snapshot"], read_only=True) as snapshot:
         rows = {

@@ -29,6 +29,7 @@ from ...settings import IndexSettings
 from ...storage.schema import SOURCE_COLUMNS, SOURCE_ERROR_COLUMNS, TABLES
 from ..checks import SOURCES_READABLE, sources_readable
 from ..metadata import markdown_preview, table_schema_metadata
+from ..resources import IndexDatabase
 from .shared import SOURCE_ASSET_OPTIONS, utc_now
 
 
@@ -62,9 +63,9 @@ def add_metadata_per_partition(context: AssetExecutionContext, metadata_by_parti
     description="Documents read from each input file (one per .txt/.md file, one per row of CSV/JSONL/Parquet).",
     check_specs=[SOURCES_READABLE],
 )
-def documents(context: AssetExecutionContext, settings: IndexSettings) -> MaterializeResult:
+def documents(context: AssetExecutionContext, settings: IndexSettings, database: IndexDatabase) -> MaterializeResult:
     started = time.perf_counter()
-    with settings.store() as store:
+    with database.store() as store:
         store.ensure_schema()
         frames, errors = [], []
         for key in context.partition_keys:

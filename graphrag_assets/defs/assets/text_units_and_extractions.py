@@ -40,7 +40,7 @@ from ..checks import (
 )
 from ..metadata import table_metadata, tables_metadata
 from ..partitions import ALL_SOURCES
-from ..resources import LLMResource
+from ..resources import IndexDatabase, LLMResource
 from .shared import (
     GRAPH_ASSET_OPTIONS,
     RebuildConfig,
@@ -62,10 +62,12 @@ EXTRACTION_TABLES = ["extracted_entities", "extracted_relationships", "covariate
     automation_condition=FOLLOW_SOURCES,
     **GRAPH_ASSET_OPTIONS,
 )
-def text_units(context: AssetExecutionContext, config: RebuildConfig, settings: IndexSettings) -> MaterializeResult:
+def text_units(
+    context: AssetExecutionContext, config: RebuildConfig, settings: IndexSettings, database: IndexDatabase
+) -> MaterializeResult:
     started = time.perf_counter()
     corpus = context.partition_key
-    with settings.store() as store:
+    with database.store() as store:
         store.ensure_schema()
         retract_deleted_sources(context, store, corpus)
         if why_redo_everything(context, store, settings, "chunking", config):
@@ -123,11 +125,15 @@ def text_units(context: AssetExecutionContext, config: RebuildConfig, settings: 
     **GRAPH_ASSET_OPTIONS,
 )
 def extractions(
-    context: AssetExecutionContext, config: RebuildConfig, settings: IndexSettings, llm: LLMResource
+    context: AssetExecutionContext,
+    config: RebuildConfig,
+    settings: IndexSettings,
+    database: IndexDatabase,
+    llm: LLMResource,
 ) -> MaterializeResult:
     started = time.perf_counter()
     corpus = context.partition_key
-    with settings.store() as store:
+    with database.store() as store:
         store.ensure_schema()
         retract_deleted_sources(context, store, corpus)
         waiting = store.sources_not_extracted(corpus)
