@@ -442,7 +442,7 @@ class LLMClient:
     def embed_ahead(self, texts: list[str], flush: bool = False) -> None:
         """Start embedding texts a later step will embed, while this step's completions
         are in flight; the vectors land in the cache, where the ``embeddings`` asset finds
-        them, so its requests no longer wait at the end of the graph build. Texts given
+        them, so its requests do not wait at the end of the graph build. Texts given
         one at a time are sent ``EMBED_AHEAD_BATCH`` per request (``flush`` sends what is
         waiting now; closing the client sends the rest). A failed request is only
         counted: the ``embeddings`` asset makes it again and records it if it fails
