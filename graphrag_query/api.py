@@ -13,7 +13,7 @@ from .drift_mode import DriftSettings, prepare_drift
 from .global_mode import GlobalSettings, prepare_global
 from .local_mode import LocalSettings, Turn, prepare_local
 from .reader import IndexReader
-from .result import PreparedSearch, SearchResult
+from .result import PreparedSearch, SearchResult, calls_logged_on_failure
 from .router import route
 
 
@@ -45,6 +45,15 @@ METHODS = {"global": _global, "local": _local, "drift": _drift, "basic": _basic}
 
 def _reader(database: str | None, corpus: str, reader: IndexReader | None) -> IndexReader:
     return reader or IndexReader(database, corpus)
+
+
+def _answer(method: str, use_llm: bool | None, reader: IndexReader, prepare) -> SearchResult:
+    """``prepare`` (the context, with ``_llm``'s model or offline), then the answer; the
+    calls of a search that fails on the way are logged as its own."""
+    llm = _llm(use_llm, reader)
+    with calls_logged_on_failure(llm, method):
+        prepared = prepare(llm)
+    return prepared.finish()
 
 
 def _llm(use_llm: bool | None, reader: IndexReader):
@@ -100,7 +109,7 @@ def global_search(
         allow_general_knowledge=allow_general_knowledge,
     )
     reader = _reader(database, corpus, reader)
-    return prepare_global(question, reader, settings, llm=_llm(use_llm, reader)).finish()
+    return _answer("global", use_llm, reader, lambda llm: prepare_global(question, reader, settings, llm=llm))
 
 
 def local_search(
@@ -127,7 +136,12 @@ def local_search(
         response_type=response_type,
     )
     reader = _reader(database, corpus, reader)
-    return prepare_local(question, reader, settings, history, exclude_entities, llm=_llm(use_llm, reader)).finish()
+    return _answer(
+        "local",
+        use_llm,
+        reader,
+        lambda llm: prepare_local(question, reader, settings, history, exclude_entities, llm=llm),
+    )
 
 
 def drift_search(
@@ -153,7 +167,7 @@ def drift_search(
         response_type=response_type,
     )
     reader = _reader(database, corpus, reader)
-    return prepare_drift(question, reader, settings, llm=_llm(use_llm, reader)).finish()
+    return _answer("drift", use_llm, reader, lambda llm: prepare_drift(question, reader, settings, llm=llm))
 
 
 def basic_search(
@@ -169,7 +183,7 @@ def basic_search(
 ) -> SearchResult:
     reader = _reader(database, corpus, reader)
     settings = BasicSettings(k=k, budget=budget, response_type=response_type)
-    return prepare_basic(question, reader, settings, llm=_llm(use_llm, reader)).finish()
+    return _answer("basic", use_llm, reader, lambda llm: prepare_basic(question, reader, settings, llm=llm))
 
 
 def search(
@@ -214,15 +228,17 @@ def _prepare(
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)} or 'auto', got {method!r}")
     options = {"response_type": response_type} | ({} if budget is None else {"budget": budget})
-    prepared = METHODS[method](
-        question,
-        reader,
-        options,
-        _llm(use_llm, reader),
-        history=history,
-        community_level=community_level,
-        routed=reason is not None,
-    )
+    llm = _llm(use_llm, reader)
+    with calls_logged_on_failure(llm, method):
+        prepared = METHODS[method](
+            question,
+            reader,
+            options,
+            llm,
+            history=history,
+            community_level=community_level,
+            routed=reason is not None,
+        )
     prepared.result.route_reason = reason
     return prepared
 
@@ -255,7 +271,10 @@ class SearchStream:
         self.result = None
         prepared = _prepare(**self._arguments)
         written = []
-        with contextlib.closing(prepared.pieces()) as pieces:
+        with (
+            calls_logged_on_failure(prepared.llm, prepared.result.method),
+            contextlib.closing(prepared.pieces()) as pieces,
+        ):
             for piece in pieces:
                 written.append(piece)
                 yield piece
@@ -267,10 +286,11 @@ class SearchStream:
         self.result = None
         prepared = await asyncio.to_thread(_prepare, **self._arguments)
         written = []
-        async with contextlib.aclosing(prepared.apieces()) as pieces:
-            async for piece in pieces:
-                written.append(piece)
-                yield piece
+        with calls_logged_on_failure(prepared.llm, prepared.result.method):
+            async with contextlib.aclosing(prepared.apieces()) as pieces:
+                async for piece in pieces:
+                    written.append(piece)
+                    yield piece
         # In a worker thread: logging the calls may wait briefly for the log file's lock.
         self.result = await asyncio.to_thread(prepared.complete, "".join(written))
 

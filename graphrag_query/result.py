@@ -8,6 +8,7 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,7 +163,22 @@ class PreparedSearch:
         return self.result
 
     def finish(self) -> SearchResult:
-        return self.complete("".join(self.pieces()))
+        with calls_logged_on_failure(self.llm, self.result.method):
+            return self.complete("".join(self.pieces()))
+
+
+@contextmanager
+def calls_logged_on_failure(llm: Any, method: str) -> Iterator[None]:
+    """If the search fails (the endpoint gone in the middle of a global map, the answer's
+    stream cut), the calls it paid for are logged as its own before the error goes on:
+    not left to the next search of the reader, nor lost with the process. Offline
+    (``llm`` None) there is nothing to log."""
+    try:
+        yield
+    except BaseException:
+        if llm is not None:
+            llm.record_calls(method)
+        raise
 
 
 def _lines(text: str) -> Iterator[str]:

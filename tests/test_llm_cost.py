@@ -16,7 +16,7 @@ from graphrag_assets.storage.snapshot import query_calls_path, read_pointer
 from graphrag_assets.storage.views import describe_for_sql_users
 from graphrag_query import IndexReader, call_log, search
 
-from .fake_openai import FakeOpenAI
+from .fake_openai import FakeOpenAI, Fault
 
 # Stage of llm_calls -> the fake server's task of its requests.
 TASK_OF_STAGE = {
@@ -214,3 +214,20 @@ def test_a_query_whose_calls_cannot_be_logged_still_answers_with_a_warning(query
     with duckdb.connect(str(query_index)) as connection:
         describe_for_sql_users(connection, str(log))
     assert [call["stage"] for call in _rows(query_index, "SELECT * FROM query_llm_calls")] == ["basic_search"]
+
+
+def test_the_calls_of_a_search_that_fails_midway_are_logged_as_its_own(query_index, monkeypatch):
+    with FakeOpenAI() as fake:
+        monkeypatch.setenv("GRAPHRAG_LLM_BASE_URL", fake.base_url)
+        monkeypatch.setenv("GRAPHRAG_LLM_MODEL", "fake-chat")
+        fake.faults.append(Fault(status=400, match="[task: global_reduce]"))  # the map is paid, the answer fails
+        reader = IndexReader(str(query_index), "default")
+        with pytest.raises(Exception, match="injected fault"):
+            search("What are the main themes?", method="global", reader=reader, use_llm=True)
+        paid_for_the_map = len(fake.completions("global_map"))
+        assert paid_for_the_map > 0
+        search("What did Clara Okafor do?", method="basic", reader=reader, use_llm=True)
+    with duckdb.connect(str(query_index)) as connection:
+        describe_for_sql_users(connection, str(query_calls_path(query_index)))
+    calls = _rows(query_index, "SELECT stage FROM query_llm_calls")
+    assert Counter(call["stage"] for call in calls) == {"global_search": paid_for_the_map, "basic_search": 1}
