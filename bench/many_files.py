@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import random
-import resource
 import shutil
 import sqlite3
 import subprocess
@@ -23,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import machine, write_json  # noqa: E402
+from common import git, machine, write_json  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = "many"
@@ -101,17 +100,24 @@ def write_files(folder: Path, count: int, seed: int) -> None:
 
 
 def run_index(args: list[str], env: dict) -> dict:
+    """One ``graphrag-index`` pass: wall time, and its peak RSS from ``os.wait4`` (this
+    process's, not the largest of every child so far)."""
     started = time.perf_counter()
     command = [sys.executable, "-c", "import sys; from graphrag_assets.cli import main; sys.exit(main())", *args]
-    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    if result.returncode != 0:
-        raise SystemExit(f"graphrag-index failed ({result.returncode}):\n{result.stderr[-4000:]}")
-    # ru_maxrss of children: the largest resident set of any finished child so far (KiB).
+    with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
+        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=stdout, stderr=stderr, text=True)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        wall = time.perf_counter() - started
+        stdout.seek(0)
+        stderr.seek(0)
+        if process.returncode != 0:
+            raise SystemExit(f"graphrag-index failed ({process.returncode}):\n{stderr.read()[-4000:]}")
+        summary = stdout.read().strip().splitlines()[-1]
     return {
         "wall_seconds": round(wall, 1),
-        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
-        "summary": result.stdout.strip().splitlines()[-1],
+        "peak_rss_mib": round(usage.ru_maxrss / 1024),  # KiB on Linux
+        "summary": summary,
     }
 
 
@@ -168,6 +174,7 @@ def main() -> None:
         "load_average_before": [round(load, 2) for load in load_before],
         "load_average_after": [round(load, 2) for load in os.getloadavg()],
         "machine": machine(),
+        "commit": git("rev-parse", "--short", "HEAD"),
     }
     write_json(options.out, result)
     print(json.dumps(result, indent=2))
