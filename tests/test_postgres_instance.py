@@ -1,7 +1,9 @@
 """The production instance (deploy/postgres/dagster.yaml) against a real PostgreSQL server:
 graphrag-index records its runs and events there, and the daemon fails a run whose
 processes were killed, frees its DuckDB pool slot and runs it again. The default instance
-(dagster_home/dagster.yaml, SQLite) fails the run and frees the slot the same way."""
+(dagster_home/dagster.yaml, SQLite) fails the run and frees the slot the same way. Either
+instance builds the same index: its tables are identical but for when and by which run
+their rows were written."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 from graphrag_assets.defs.partitions import DUCKDB_POOL
 from graphrag_assets.instance.run_launcher import HOST_TAG, process_alive, this_host, worker_process
 from graphrag_assets.storage.duckdb_store import IndexStore
+from graphrag_assets.storage.schema import TABLES, Table
 from graphrag_assets.storage.snapshot import read_pointer
 
 from .conftest import REPO, SAMPLE_CORPUS
@@ -34,6 +37,9 @@ POSTGRES_INSTANCE = REPO / "deploy" / "postgres" / "dagster.yaml"
 DEFAULT_INSTANCE = REPO / "dagster_home" / "dagster.yaml"
 BIN = Path(sys.executable).parent
 PARENT_RUN_TAG = "dagster/parent_run_id"
+# Besides the timestamps, the columns two builds of the same corpus differ in: the Dagster
+# run that made an LLM call and the date communities were built on.
+BUILD_COLUMNS = {"run_id", "period"}
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +117,73 @@ def test_graphrag_index_records_runs_and_materializations_in_postgres(postgres, 
     assert second.returncode == 0, second.stderr[-3000:]
     assert "no work: index is up to date" in second.stdout
     assert len(postgres.query(database, "SELECT run_id FROM runs")) == len(runs)
+
+
+def build_index(root: Path, instance_file: Path, **storage: str) -> Path:
+    """graphrag-index over the sample corpus on an instance with ``instance_file``'s
+    settings, all of it under ``root``; the index file."""
+    root.mkdir()
+    index = root / "index" / "graphrag.duckdb"
+    command = [
+        str(BIN / "graphrag-index"),
+        "--input",
+        str(SAMPLE_CORPUS),
+        "--db",
+        str(index),
+        "--vectors",
+        str(root / "index" / "lancedb"),
+    ]
+    env = environment(instance_home(root, instance_file), root, **storage)
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return index
+
+
+def differing_columns(table: Table, first: Path, second: Path) -> dict[str, list[dict]]:
+    """The columns of ``table`` whose values differ between two index files, each with the
+    keys of a few rows where they do ("rows" if rows of some keys are in one file only).
+    Timestamps and BUILD_COLUMNS are not compared."""
+    columns = [name for name, dtype in table.columns.items() if not dtype.is_temporal() and name not in BUILD_COLUMNS]
+    key = list(table.primary_key) if set(table.primary_key) <= set(columns) else columns
+    checks = {"rows": key} | {name: [*key, name] for name in columns if name not in key}
+
+    def listed(names: list[str]) -> str:
+        return ", ".join(f'"{name}"' for name in names)
+
+    differing = {}
+    with duckdb.connect() as connection:
+        connection.execute(f"ATTACH '{first}' AS first_index (READ_ONLY)")
+        connection.execute(f"ATTACH '{second}' AS second_index (READ_ONLY)")
+        for column, compared in checks.items():
+            one, other = (
+                f'SELECT {listed(compared)} FROM {index}."{table.name}"' for index in ("first_index", "second_index")
+            )
+            rows = connection.execute(
+                f"SELECT DISTINCT {listed(key)} FROM (({one} EXCEPT ALL {other}) UNION ALL ({other} EXCEPT ALL {one})) "
+                "ORDER BY ALL LIMIT 5"
+            ).fetchall()
+            if rows:
+                differing[column] = [dict(zip(key, row, strict=True)) for row in rows]
+                if column == "rows":
+                    break  # every column differs at those keys
+    return differing
+
+
+def test_the_postgres_and_the_default_instance_build_identical_index_tables(postgres, tmp_path):
+    on_postgres = build_index(
+        tmp_path / "postgres", POSTGRES_INSTANCE, **postgres.environment(postgres.create_database("same_index"))
+    )
+    on_sqlite = build_index(tmp_path / "default", DEFAULT_INSTANCE)
+
+    with duckdb.connect(str(on_sqlite), read_only=True) as index:
+        for name in ("entities", "relationships", "communities", "community_reports", "embeddings"):
+            assert index.execute(f"SELECT count(*) FROM {name}").fetchone()[0] > 0, f"no {name} to compare"
+    for table in TABLES.values():
+        differing = differing_columns(table, on_postgres, on_sqlite)
+        assert not differing, (
+            f"{table.name} differs between the builds on the Postgres and the default instance, "
+            f"in columns (with some of the rows): {differing}"
+        )
 
 
 @contextmanager
