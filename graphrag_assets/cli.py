@@ -87,9 +87,9 @@ def _started_up() -> None:
 
 def _collector_for_a_command(as_command: bool):
     """Start-up allocates some 400,000 objects that live as long as the process (modules,
-    Dagster's definitions and instance), and the garbage collector's full passes over them
-    took a third of the start-up, and at exit the interpreter's own passes over everything
-    took 1-2 s after the last run. So a command runs its start-up with the collector off,
+    Dagster's definitions and instance): the garbage collector's full passes over them are a
+    large part of start-up, and at exit the interpreter's own passes trace everything once
+    more after the last run is over. So a command runs its start-up with the collector off,
     freezes what start-up made (``_started_up``), and freezes everything left before the
     interpreter exits, after every file, connection and thread has been closed: exit then
     tears the modules down without tracing them. Called in process (tests, notebooks:

@@ -166,7 +166,7 @@ class Bm25:
         tf = rows["tf"].to_numpy()
         weights = idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[positions] / average))
         # The distinct terms in sorted order are the runs' terms (no gather by a numpy index:
-        # polars would import numpy.ma for it, 40 ms of a cold query).
+        # polars would import numpy.ma for it, a heavy import for a cold query).
         vocabulary = {term: index for index, term in enumerate(terms.unique(maintain_order=True).to_list())}
         return cls(vocabulary, bounds, positions, weights, n)
 

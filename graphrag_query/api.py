@@ -64,7 +64,7 @@ def _llm(use_llm: bool | None, reader: IndexReader):
         return None
     if use_llm is None and not value_of("GRAPHRAG_LLM_MODEL"):
         # No model, no LLM (``LLMSettings.enabled``): offline without importing the
-        # settings, whose pydantic import costs a cold query ~0.2 s.
+        # settings, whose pydantic import is a large part of a cold query.
         return None
     from graphrag_assets.llm.settings import LLMSettings
 

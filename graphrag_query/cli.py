@@ -18,8 +18,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _exit(status: int) -> None:
     """End the process as Python's own exit would, without its teardown: freeing every
-    module and object (polars, numpy, DuckDB, the token encoder) takes 50-70 ms, a tenth
-    of a cold query, for memory the process returns anyway. The exit handlers run and the
+    module and object (polars, numpy, DuckDB, the token encoder) is a sizeable part of a
+    cold query, spent on memory the process returns anyway. The exit handlers run and the
     output is flushed first; while another thread is alive (the LLM path's event loop or
     cache writer), or when the output cannot be flushed (a closed pipe), the ordinary exit
     is left to wait for it and report it."""

@@ -157,7 +157,7 @@ class MentionGraph:
         restart_names /= total
         # Along the edges, each unit's mass split evenly among its names and each name's
         # among its units: sums per node with np.bincount, not a scipy.sparse product
-        # (importing scipy.sparse costs a cold query ~0.3 s).
+        # (scipy.sparse is a heavy import for a cold query).
         split_from_unit = 1 / self.names_per_unit[self.unit_of_edge]
         split_from_name = 1 / self.units_per_name[self.name_of_edge]
         units, names = restart_units.copy(), restart_names.copy()

@@ -60,7 +60,8 @@ def terms(text: str) -> list[str]:
 @lru_cache(maxsize=1 << 15)
 def term_set(text: str) -> frozenset[str]:
     """``terms`` as a set, remembered: answers score the same evidence sentences again and
-    again (DRIFT's follow-ups quote the same text units; two thirds of its time was this)."""
+    again (DRIFT's follow-ups quote the same text units, and splitting them into terms
+    anew each time would be most of its work)."""
     return frozenset(terms(text))
 
 

@@ -86,8 +86,8 @@ def _json_schema(response_model: type[BaseModel]) -> dict:
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
     """The TLS settings the HTTP client would build for itself (system trust store, or
-    SSL_CERT_FILE / SSL_CERT_DIR), built once: loading the certificates takes ~50 ms,
-    which every new client (one per step and endpoint) paid before its first request."""
+    SSL_CERT_FILE / SSL_CERT_DIR), built once: loading the certificates is slow, and every
+    new client (one per step and endpoint) would otherwise load them before its first request."""
     try:
         import httpx2 as http  # the openai client's HTTP library since openai 3
     except ImportError:
@@ -99,7 +99,7 @@ def _tls_context() -> ssl.SSLContext:
 @functools.cache
 def _instructor_model(response_model: type[T]) -> type[T]:
     """The model wrapped for instructor once. Given a plain model, instructor builds a new
-    wrapper class and its schema on every call: about 8 ms of the event loop each."""
+    wrapper class and its schema on every call, holding up the event loop each time."""
     import instructor
 
     return instructor.response_schema(response_model)
@@ -239,7 +239,7 @@ class LLMClient:
 
     def _token_estimate(self, messages: list[dict]) -> int:
         """What a call counts against the tokens-per-minute limit. Counted only under such a
-        limit: tokenizing a long prompt takes the event loop a millisecond or two."""
+        limit: tokenizing a long prompt holds up the event loop."""
         return _prompt_tokens(messages) + COMPLETION_ALLOWANCE if self.settings.tokens_per_minute else 0
 
     async def _with_retries(

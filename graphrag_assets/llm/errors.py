@@ -21,8 +21,8 @@ def failure_frame(failures: Iterable[dict]) -> pl.DataFrame:
 
 
 # openai is imported where a failure is classified, not here: the job definitions import
-# this module, and an offline pass (or the start-up of an LLM one) should not pay ~0.9 s
-# for it. By the time a call has failed, the client has imported it.
+# this module, and openai is a heavy import that an offline pass (or the start-up of an LLM
+# one) should not pay for. By the time a call has failed, the client has imported it.
 
 
 def _retryable() -> tuple[type[BaseException], ...]:
