@@ -67,6 +67,23 @@ def _followups(
     return found
 
 
+def _add_node(nodes: list[dict], followup: dict, depth: int, answer: str) -> int:
+    """Append the answered follow-up to the tree as a node; its id (its place in ``nodes``)
+    is the parent of the follow-ups its answer raises."""
+    node_id = len(nodes)
+    nodes.append(
+        {
+            "id": node_id,
+            "parent": followup["parent"],
+            "depth": depth,
+            "question": followup["question"],
+            "score": followup["score"],
+            "answer": answer,
+        }
+    )
+    return node_id
+
+
 def prepare_drift(
     question: str, reader: IndexReader, settings: DriftSettings = DriftSettings(), llm=None
 ) -> PreparedSearch:
@@ -146,17 +163,7 @@ def prepare_drift(
             )
             for followup, local, step in zip(current, built, steps):
                 local_tokens += local.tokens
-                node_id = len(nodes)
-                nodes.append(
-                    {
-                        "id": node_id,
-                        "parent": followup["parent"],
-                        "depth": depth,
-                        "question": followup["question"],
-                        "score": followup["score"],
-                        "answer": step.answer,
-                    }
-                )
+                node_id = _add_node(nodes, followup, depth, step.answer)
                 sources.append(local.sources.select(*SOURCE_COLUMNS))
                 known = {n["question"] for n in nodes} | {f["question"] for f in queue}
                 fresh = [q for q in dict.fromkeys(step.follow_up_queries) if q not in known]  # never ask twice
@@ -168,17 +175,7 @@ def prepare_drift(
         for followup in current:
             result = prepare_local(followup["question"], reader, settings.local).finish()
             local_tokens += result.usage.context_tokens
-            node_id = len(nodes)
-            nodes.append(
-                {
-                    "id": node_id,
-                    "parent": followup["parent"],
-                    "depth": depth,
-                    "question": followup["question"],
-                    "score": followup["score"],
-                    "answer": result.answer,
-                }
-            )
+            node_id = _add_node(nodes, followup, depth, result.answer)
             sources.append(result.context["sources"].select(*SOURCE_COLUMNS))
             evidence += [
                 Evidence(u["text"], f"Sources ({u['human_readable_id']})")
