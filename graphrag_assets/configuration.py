@@ -63,6 +63,26 @@ INDEX_SETTINGS = (
         "database",
     ),
     Setting(
+        "GRAPHRAG_DUCKLAKE_CATALOG",
+        str,
+        "",
+        (
+            "keep the tables in a DuckLake with this catalog instead of the GRAPHRAG_DB file: a DuckDB file path "
+            "(one writer process), `sqlite:PATH` or `postgres:CONNINFO` (several); GRAPHRAG_DB then names where "
+            "the published pointer, query log and pictures go (needs the `ducklake` extra)"
+        ),
+        (RUNTIME, QUERY),
+        "ducklake_catalog",
+    ),
+    Setting(
+        "GRAPHRAG_DUCKLAKE_DATA_PATH",
+        str,
+        "",
+        "folder or object store URL of the DuckLake's parquet files (unset: `<GRAPHRAG_DB without suffix>.lake/`)",
+        (RUNTIME,),
+        "ducklake_data_path",
+    ),
+    Setting(
         "GRAPHRAG_VECTORS",
         str,
         "data/lancedb",

@@ -21,6 +21,7 @@ from .core.graph import GraphSettings
 from .core.inputs import TableColumns, check_corpus_name
 from .core.resolution import ResolutionSettings
 from .storage.duckdb_store import IndexStore
+from .storage.location import IndexLocation, index_location
 from .storage.vector_store import VectorStore
 
 
@@ -30,6 +31,8 @@ class IndexSettings(ConfigurableResource):
 
     input_dir: str = default_of("GRAPHRAG_INPUT_DIR")
     database: str = default_of("GRAPHRAG_DB")
+    ducklake_catalog: str = default_of("GRAPHRAG_DUCKLAKE_CATALOG")
+    ducklake_data_path: str = default_of("GRAPHRAG_DUCKLAKE_DATA_PATH")
     vectors: str = default_of("GRAPHRAG_VECTORS")
     corpus: str = default_of("GRAPHRAG_CORPUS")
     text_column: str = default_of("GRAPHRAG_TEXT_COLUMN")
@@ -83,8 +86,12 @@ class IndexSettings(ConfigurableResource):
     def make_embedder(self) -> Embedder:
         return make_embedder(self.embedder, self.embedding_dimensions)
 
+    def location(self) -> IndexLocation:
+        """The DuckDB file GRAPHRAG_DB, or the DuckLake GRAPHRAG_DUCKLAKE_CATALOG names."""
+        return index_location(self.database, self.ducklake_catalog, self.ducklake_data_path)
+
     def store(self) -> IndexStore:
-        return IndexStore(self.database)
+        return IndexStore(self.location())
 
     def vector_store(self) -> VectorStore:
         return VectorStore(self.vectors)

@@ -17,9 +17,9 @@ import polars as pl
 from graphrag_assets.configuration import value_of
 from graphrag_assets.core.claims import COVARIATE_COLUMNS, resolve_claims
 from graphrag_assets.core.embedding import Embedder, HashedNgramEmbedder, report_inputs
-from graphrag_assets.storage.connection import connect
+from graphrag_assets.storage.connection import connect, same_catalog
 from graphrag_assets.storage.search import LexicalIndex, VectorIndex
-from graphrag_assets.storage.snapshot import read_pointer
+from graphrag_assets.storage.snapshot import open_published, published_description, published_exists, read_pointer
 
 from .ranking import MentionGraph
 
@@ -43,9 +43,9 @@ class IndexReader:
     def __post_init__(self):
         self.database = self.database or value_of("GRAPHRAG_DB")
         pointer = read_pointer(self.database)
-        self.pointer = pointer
-        self.source = Path(pointer["snapshot"]) if pointer is not None else Path(self.database)
-        if not self.source.exists():
+        self.pointer = pointer if published_exists(pointer) else None
+        self.source = published_description(pointer) if self.pointer else self.database
+        if self.pointer is None and (pointer is not None or not Path(self.database).exists()):
             raise IndexNotFound(f"no index at {self.database}: run graphrag-index first (or set GRAPHRAG_DB)")
 
     @contextmanager
@@ -59,8 +59,8 @@ class IndexReader:
                 yield connection
             return
         if self._snapshot is None:
-            self._snapshot = connect(self.source, read_only=True)
-        with self._snapshot.cursor() as cursor:
+            self._snapshot = open_published(self.pointer)
+        with same_catalog(self._snapshot) as cursor:
             yield cursor
 
     def table(self, name: str) -> pl.DataFrame:

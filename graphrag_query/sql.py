@@ -4,32 +4,43 @@ The snapshot is the copy of the index that is always readable and never in the i
 way: a connection to the live DuckDB file, even read-only, stops the indexer from writing
 (it waits, then its run fails and is retried). So SQL users, notebooks and BI tools read
 the snapshot: ``graphrag-sql "SELECT ..."``, an interactive prompt, or ``graphrag-sql
---path`` for a tool of their own (``duckdb -readonly "$(graphrag-sql --path)"``).
+--path`` for a tool of their own (``duckdb -readonly "$(graphrag-sql --path)"``). On the
+DuckLake backend the snapshot is a version of the lake, and ``--path`` prints the
+``ATTACH`` statement that opens it in any DuckDB client with the ducklake extension.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import duckdb
 
 from graphrag_assets.configuration import value_of
-from graphrag_assets.storage.snapshot import read_pointer
+from graphrag_assets.storage.snapshot import open_published, published_description, published_exists, read_pointer
 
 
 class NoSnapshot(LookupError):
     pass
 
 
-def published_snapshot(database: str | None = None) -> Path:
-    """The snapshot readers should open for the index at ``database`` (env GRAPHRAG_DB)."""
+def published_pointer(database: str | None = None) -> dict:
+    """The published snapshot readers should open for the index at ``database`` (env GRAPHRAG_DB)."""
     database = database or value_of("GRAPHRAG_DB")
     pointer = read_pointer(database)
-    if pointer is None or not Path(pointer["snapshot"]).is_file():
+    if not published_exists(pointer):
         raise NoSnapshot(f"no published index for {database}: run graphrag-index first (or set GRAPHRAG_DB)")
-    return Path(pointer["snapshot"])
+    return pointer
+
+
+def snapshot_path(pointer: dict) -> str:
+    """What another DuckDB client opens: the snapshot file, or the lake's ATTACH statement."""
+    if pointer.get("backend") == "ducklake":
+        return (
+            f"ATTACH 'ducklake:{pointer['catalog']}' AS graphrag "
+            f"(READ_ONLY, SNAPSHOT_VERSION {pointer['snapshot_version']}); USE graphrag;"
+        )
+    return pointer["snapshot"]
 
 
 def _statements(text: str) -> list[str]:
@@ -43,7 +54,7 @@ def _run(connection: duckdb.DuckDBPyConnection, text: str) -> None:
             relation.show(max_width=200, max_rows=200)
 
 
-def _prompt(connection: duckdb.DuckDBPyConnection, snapshot: Path) -> None:
+def _prompt(connection: duckdb.DuckDBPyConnection, snapshot: str) -> None:
     print(f"graphrag-sql: {snapshot} (read-only; end statements with ';', quit with Ctrl-D)")
     pending = ""
     while True:
@@ -67,19 +78,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("sql", nargs="*", help="statements to run (none: read them from stdin, or prompt)")
     parser.add_argument("--db", help="DuckDB index (env GRAPHRAG_DB, default data/graphrag.duckdb)")
-    parser.add_argument("--path", action="store_true", help="print the snapshot's path and exit")
+    parser.add_argument(
+        "--path", action="store_true", help="print the snapshot's path (DuckLake: its ATTACH statement) and exit"
+    )
     args = parser.parse_args(argv)
     try:
-        snapshot = published_snapshot(args.db)
+        pointer = published_pointer(args.db)
     except NoSnapshot as error:
         print(f"graphrag-sql: {error}", file=sys.stderr)
         return 2
     if args.path:
-        print(snapshot)
+        print(snapshot_path(pointer))
         return 0
-    with duckdb.connect(str(snapshot), read_only=True) as connection:
+    with open_published(pointer) as connection:
         if not args.sql and sys.stdin.isatty():
-            _prompt(connection, snapshot)
+            _prompt(connection, published_description(pointer))
             return 0
         try:
             _run(connection, " ".join(args.sql) if args.sql else sys.stdin.read())

@@ -72,8 +72,25 @@ def input_dir(tmp_path) -> Path:
     return target
 
 
+# Runs a test on both backends of the index: the DuckDB file, and a DuckLake (its catalog a
+# DuckDB file beside the database path, its data files in a folder), through settings_for.
+BOTH_BACKENDS = pytest.mark.parametrize("index_backend", ["duckdb", "ducklake"], indirect=True)
+
+
 @pytest.fixture
-def settings_for(tmp_path):
+def index_backend(request) -> str:
+    """The backend ``settings_for`` builds indexes on: the DuckDB file unless the test is
+    marked with BOTH_BACKENDS."""
+    return getattr(request, "param", "duckdb")
+
+
+def backend_settings(backend: str, database: str) -> dict[str, str]:
+    """The settings that put the index at ``database`` on ``backend``."""
+    return {"ducklake_catalog": str(Path(database).with_suffix(".ducklake"))} if backend == "ducklake" else {}
+
+
+@pytest.fixture
+def settings_for(tmp_path, index_backend):
     from graphrag_assets.settings import IndexSettings
 
     def make(input_dir: Path, **overrides) -> IndexSettings:
@@ -82,8 +99,9 @@ def settings_for(tmp_path):
         values = {
             "database": str(tmp_path / "index" / "graphrag.duckdb"),
             "vectors": str(tmp_path / "index" / "lancedb"),
-        }
-        return IndexSettings.from_env({}, input_dir=str(input_dir), **(values | overrides))
+        } | overrides
+        values = backend_settings(index_backend, values["database"]) | values
+        return IndexSettings.from_env({}, input_dir=str(input_dir), **values)
 
     return make
 

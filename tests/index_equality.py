@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import re
 
-import duckdb
 import polars as pl
+
+from graphrag_assets.storage.location import IndexLocation
 
 _CITATION = re.compile(r"(Entities|Relationships) \(([^)]*)\)")
 
 
-def table(database: str, sql: str) -> pl.DataFrame:
-    with duckdb.connect(database, read_only=True) as connection:
+def table(database: str | IndexLocation, sql: str) -> pl.DataFrame:
+    location = database if isinstance(database, IndexLocation) else IndexLocation(database)
+    with location.connect(read_only=True) as connection:
         return connection.execute(sql).pl()
 
 
-def reports_by_id(database: str) -> pl.DataFrame:
+def reports_by_id(database: str | IndexLocation) -> pl.DataFrame:
     ids = {
         kind: dict(table(database, f"SELECT human_readable_id, id FROM {kind.lower()}").iter_rows())
         for kind in ("Entities", "Relationships")
@@ -41,7 +43,7 @@ def reports_by_id(database: str) -> pl.DataFrame:
     )
 
 
-def assert_same_index(incremental: str, rebuilt: str) -> None:
+def assert_same_index(incremental: str | IndexLocation, rebuilt: str | IndexLocation) -> None:
     for name, sql in {
         "entities": "SELECT id, title, type, description, text_unit_ids, frequency, degree FROM entities ORDER BY id",
         "relationships": "SELECT id, source, target, weight, description, text_unit_ids FROM relationships ORDER BY id",

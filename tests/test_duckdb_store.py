@@ -1,9 +1,14 @@
+"""The one write path, on both backends: the DuckDB file and a DuckLake."""
+
 import duckdb
 import polars as pl
 import pytest
 
 from graphrag_assets.storage.duckdb_store import IndexStore
+from graphrag_assets.storage.location import index_location
 from graphrag_assets.storage.schema import TABLES
+
+from .conftest import backend_settings
 
 
 def _documents(partition: str, titles: list[str]) -> pl.DataFrame:
@@ -22,9 +27,10 @@ def _documents(partition: str, titles: list[str]) -> pl.DataFrame:
     )
 
 
-@pytest.fixture
-def store(tmp_path):
-    store = IndexStore(tmp_path / "index.duckdb")
+@pytest.fixture(params=["duckdb", "ducklake"])
+def store(tmp_path, request):
+    database = str(tmp_path / "index.duckdb")
+    store = IndexStore(index_location(database, **backend_settings(request.param, database)))
     store.ensure_schema()
     return store
 
@@ -68,7 +74,7 @@ def test_schema_mismatch_and_foreign_partitions_are_errors(store):
 
 
 def test_tables_are_plain_sql_with_graphrag_column_names(store):
-    with duckdb.connect(str(store.path), read_only=True) as connection:
+    with store.location.connect(read_only=True) as connection:
         columns = {
             table: [row[0] for row in connection.execute(f"DESCRIBE {table}").fetchall()]
             for table in ["entities", "relationships", "communities", "community_reports", "text_units"]

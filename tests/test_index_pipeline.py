@@ -3,7 +3,6 @@ DAGSTER_HOME), a real DuckDB file and a real LanceDB directory."""
 
 import shutil
 
-import duckdb
 import lancedb
 import polars as pl
 from dagster import AssetCheckKey, AssetKey
@@ -13,14 +12,14 @@ from graphrag_assets.defs.build import build_definitions
 from graphrag_assets.defs.partitions import RANGE_END_TAG, RANGE_START_TAG
 from graphrag_assets.indexing import run_index
 
-from .conftest import OFFLINE_CHECKS
+from .conftest import BOTH_BACKENDS, OFFLINE_CHECKS
 from .index_equality import assert_same_index
 
 GRAPH_TABLES = ["entities", "relationships", "communities", "community_reports", "embeddings"]
 
 
 def _table(settings, sql: str) -> pl.DataFrame:
-    with duckdb.connect(settings.database, read_only=True) as connection:
+    with settings.location().connect(read_only=True) as connection:
         return connection.execute(sql).pl()
 
 
@@ -30,6 +29,7 @@ def _check_statuses(instance) -> dict[str, AssetCheckExecutionRecordStatus]:
     return {key.name: record.status for key, record in latest.items()}
 
 
+@BOTH_BACKENDS
 def test_first_index_builds_every_table_in_two_runs_and_passes_every_check(index, input_dir, instance):
     settings, report = index(input_dir)
     counts = report.rows["default"]
@@ -75,6 +75,7 @@ def test_first_index_builds_every_table_in_two_runs_and_passes_every_check(index
         assert db.open_table(kind).count_rows() == n
 
 
+@BOTH_BACKENDS
 def test_rerun_with_nothing_changed_does_no_work(index, input_dir, instance):
     index(input_dir)
     runs_before = len(instance.get_runs())
@@ -83,6 +84,7 @@ def test_rerun_with_nothing_changed_does_no_work(index, input_dir, instance):
     assert len(instance.get_runs()) == runs_before
 
 
+@BOTH_BACKENDS
 def test_edit_and_delete_touch_only_their_sources_and_match_a_full_rebuild(
     index, input_dir, instance, tmp_path, settings_for
 ):
@@ -111,7 +113,7 @@ def test_edit_and_delete_touch_only_their_sources_and_match_a_full_rebuild(
     shutil.copytree(input_dir, fresh_input)
     fresh = settings_for(fresh_input, database=str(tmp_path / "fresh.duckdb"), vectors=str(tmp_path / "fresh_lance"))
     run_index(fresh, instance, lambda: build_definitions(fresh), log=lambda message: None)
-    assert_same_index(settings.database, fresh.database)
+    assert_same_index(settings.location(), fresh.location())
 
 
 def test_extraction_alone_leaves_a_source_read_but_not_chunked_for_the_build(

@@ -17,7 +17,11 @@ def build_definitions(settings: IndexSettings) -> Definitions:
         sensors=[source_files_sensor, graph_automation_sensor, consistency_sensor],
         resources={
             "settings": settings,
-            "database": IndexDatabase(database=settings.database),
+            "database": IndexDatabase(
+                database=settings.database,
+                ducklake_catalog=settings.ducklake_catalog,
+                ducklake_data_path=settings.ducklake_data_path,
+            ),
             "llm": LLMResource(),
             "embedding": EmbeddingResource(),
         },

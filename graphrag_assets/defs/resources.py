@@ -14,27 +14,39 @@ from pathlib import Path
 import duckdb
 from dagster import ConfigurableResource, Failure
 from dagster_duckdb import DuckDBResource
+from pydantic import Field
 
 from ..llm.cache import CallSite
 from ..llm.errors import EndpointRefused
 from ..llm.session import LLMSession
 from ..llm.settings import LLMSettings
-from ..storage.connection import connect
 from ..storage.duckdb_store import IndexStore
+from ..storage.location import IndexLocation, index_location
 
 
 class IndexDatabase(DuckDBResource):
-    """The index's DuckDB file (GRAPHRAG_DB) as Dagster's DuckDB resource: configured once
+    """The index's DuckDB file (GRAPHRAG_DB), or its DuckLake, as Dagster's DuckDB resource: configured once
     (``build_definitions``), shown with its path among the UI's resources, and the one way
     a step opens the file. Its connection waits while another process holds the file,
     saying who (storage/connection.py; dagster-duckdb's retries ten times then fails), and
     is closed when the step ends, failed or not. Steps write through ``store()``, the one
     write path (storage/duckdb_store.py), on that connection."""
 
+    ducklake_catalog: str = Field(
+        default="", description="GRAPHRAG_DUCKLAKE_CATALOG: the DuckLake catalog holding the tables (empty: the file)"
+    )
+    ducklake_data_path: str = Field(default="", description="GRAPHRAG_DUCKLAKE_DATA_PATH: the DuckLake's data files")
+
+    @property
+    def location(self) -> IndexLocation:
+        return index_location(self.database, self.ducklake_catalog, self.ducklake_data_path)
+
     @contextmanager
     def get_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        Path(self.database).parent.mkdir(parents=True, exist_ok=True)
-        connection = connect(self.database, config=self.connection_config)
+        location = self.location
+        if location.lake is None:
+            Path(self.database).parent.mkdir(parents=True, exist_ok=True)
+        connection = location.connect(config=self.connection_config)
         try:
             yield connection
         finally:
@@ -44,7 +56,7 @@ class IndexDatabase(DuckDBResource):
     def store(self) -> Iterator[IndexStore]:
         """The index store on one connection, for the length of a step."""
         with self.get_connection() as connection:
-            yield IndexStore.over(self.database, connection)
+            yield IndexStore.over(self.location, connection)
 
 
 class EndpointResource(ConfigurableResource):

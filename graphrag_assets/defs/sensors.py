@@ -45,7 +45,7 @@ from ..core.source_diff import plan_sources
 from ..settings import IndexSettings
 from ..storage.connection import lock_holder
 from ..storage.duckdb_store import IndexStore
-from ..storage.snapshot import read_pointer
+from ..storage.snapshot import open_published, published_exists, read_pointer
 from .jobs import GRAPH_ASSETS, build_graph_job, index_sources_job
 from .partitions import RANGE_END_TAG, RANGE_START_TAG, contiguous_ranges, corpus_partitions, source_partitions
 
@@ -193,8 +193,8 @@ def consistency_sensor(context: SensorEvaluationContext):
     stamp = time.strftime("%Y%m%dT%H%M%S")
     stale: set[str] = set()
     pointer = read_pointer(settings.database)
-    if pointer is not None:
-        with duckdb.connect(pointer["snapshot"], read_only=True) as connection:
+    if published_exists(pointer):
+        with open_published(pointer) as connection:
             indexed = connection.execute("SELECT source_partition, source_hash, settings_hash FROM sources").pl()
         hashes = {s.partition_key: s.read_hash() for s in on_disk}
         # Settings hashes are compared by graphrag-index; here only the bytes matter, and whether
@@ -206,9 +206,9 @@ def consistency_sensor(context: SensorEvaluationContext):
         }
     requests = _ranges_requests(registered, stale, f"consistency-{stamp}")
     unfinished = {}
-    if Path(settings.database).exists():
+    if settings.location().exists():
         try:
-            with IndexStore(settings.database, read_only=True, lock_wait_seconds=0) as store:
+            with IndexStore(settings.location(), read_only=True, lock_wait_seconds=0) as store:
                 unfinished = corpus_work(
                     store, settings, {s.corpus for s in on_disk} - {corpus_of_partition(key) for key in stale}
                 )

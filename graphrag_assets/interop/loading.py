@@ -88,7 +88,7 @@ def import_graphrag(folder: Path, corpus: str, settings: IndexSettings) -> dict[
             0
         ]
     settings.vector_store().replace_corpus(corpus, tables["embeddings"], build=stamp)
-    publish_snapshot(settings.database, settings.vectors, corpus)
+    publish_snapshot(settings.location(), settings.vectors, corpus)
     return {name: frame.height for name, frame in tables.items()}
 
 

@@ -13,6 +13,7 @@ from typing import NamedTuple
 import duckdb
 import polars as pl
 
+from ..storage.connection import same_catalog
 from ..storage.schema import TABLES, create_statement
 from .prices import ModelPrice, call_cost_usd
 
@@ -103,7 +104,7 @@ class LLMCache:
         connection.execute(create_statement(TABLES["llm_cache"]))
         connection.execute(create_statement(TABLES["llm_calls"]))
         self.keys = {row[0] for row in connection.execute("SELECT key FROM llm_cache").fetchall()}
-        self._writer = connection.cursor()  # used on the writer thread only
+        self._writer = same_catalog(connection)  # used on the writer thread only
         self._unwritten_calls: list[LLMCall] = []
         self._lock = threading.Lock()
         self._batch = _Batch()  # guarded by _lock, like _writing

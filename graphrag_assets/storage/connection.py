@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -38,15 +39,24 @@ def lock_wait_seconds() -> float:
 def connect(
     path: str | Path, read_only: bool = False, wait_seconds: float | None = None, config: dict | None = None
 ) -> duckdb.DuckDBPyConnection:
-    """Open the index, waiting (and saying who it waits for) while another process holds
-    the file."""
+    """Open a DuckDB file, waiting (and saying who it waits for) while another process holds it."""
+    return opened_with_lock_wait(
+        lambda: duckdb.connect(str(path), read_only=read_only, config=config or {}), path, wait_seconds
+    )
+
+
+def opened_with_lock_wait(
+    open_database: Callable[[], duckdb.DuckDBPyConnection], what: str | Path, wait_seconds: float | None = None
+) -> duckdb.DuckDBPyConnection:
+    """``open_database()``, tried again while the file it opens (``what``) is locked by
+    another process, for at most ``wait_seconds`` (GRAPHRAG_LOCK_WAIT_SECONDS)."""
     wait_seconds = lock_wait_seconds() if wait_seconds is None else wait_seconds
     started = time.monotonic()
     reported = started
     delay = 0.05
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only, config=config or {})
+            return open_database()
         except duckdb.IOException as error:
             waited = time.monotonic() - started
             if not _is_lock_error(error) or waited > wait_seconds:
@@ -54,8 +64,18 @@ def connect(
             if time.monotonic() - reported >= REPORT_EVERY_SECONDS:
                 reported = time.monotonic()
                 log.warning(
-                    f"waiting {waited:.0f} s of at most {wait_seconds:.0f} s ({LOCK_WAIT_VARIABLE}) for {path}: "
+                    f"waiting {waited:.0f} s of at most {wait_seconds:.0f} s ({LOCK_WAIT_VARIABLE}) for {what}: "
                     f"it is held by {lock_holder(error)}"
                 )
             time.sleep(delay)
             delay = min(delay * 2, 1.0)
+
+
+def same_catalog(connection: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """A cursor of ``connection`` (for another thread) on the same default catalog and schema:
+    a cursor starts on the database's own catalog, while a DuckLake index is an attached one
+    made the default by ``USE`` (storage/location.py)."""
+    catalog, schema = connection.execute("SELECT current_database(), current_schema()").fetchone()
+    cursor = connection.cursor()
+    cursor.execute(f'USE "{catalog}"."{schema}"')
+    return cursor

@@ -1,4 +1,4 @@
-"""The one write path into the DuckDB index.
+"""The one write path into the index (a DuckDB file or a DuckLake, storage/location.py).
 
 Every table is created up front from ``schema.TABLES``; a partition is replaced by a
 delete and an ``INSERT ... BY NAME`` inside one transaction, so readers never see a
@@ -11,11 +11,19 @@ and closes it when it ends, so the file is free between steps for other processe
 retries while another process holds the file. ``graphrag-index`` holds it the same way
 (``with settings.store() as store``); used without ``with``, each statement opens and
 closes its own connection.
+
+A DuckLake with a SQLite or PostgreSQL catalog admits several writers; a commit that
+conflicts with another writer's (both replaced rows of one table) fails as a whole, and
+the transaction is applied again from the start: a transaction's writes are recorded as
+they are made and applied at its end, so it can be replayed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -24,14 +32,20 @@ import polars as pl
 
 from graphrag_common.ids import content_hash
 
-from .connection import connect
+from .location import IndexLocation
 from .schema import TABLES, conform, create_statement, duckdb_type
+
+# A commit another writer's commit conflicted with is applied again, at most this many times,
+# after a growing random pause.
+CONFLICT_RETRIES = 12
+log = logging.getLogger(__name__)
 
 
 class Transaction:
-    def __init__(self, connection: duckdb.DuckDBPyConnection):
-        self._connection = connection
-        self._frames = 0
+    """The writes of one transaction, checked as they are made and applied together."""
+
+    def __init__(self):
+        self._writes: list[Callable[[duckdb.DuckDBPyConnection], None]] = []
 
     def replace(self, table_name: str, frame: pl.DataFrame, partition_values: Sequence[str]) -> int:
         """Replace the rows of the given partitions (values of the table's partition
@@ -41,52 +55,76 @@ class Transaction:
         outside = set(frame[table.partition_column].unique().to_list()) - set(partition_values)
         if outside:
             raise ValueError(f"rows for {table_name} belong to partitions not being replaced: {sorted(outside)[:5]}")
-        self._connection.execute(
-            f'DELETE FROM "{table_name}" WHERE "{table.partition_column}" IN (SELECT unnest(?))',
-            [list(partition_values)],
-        )
-        if frame.height:
-            name = f"frame_{self._frames}"
-            self._frames += 1
-            self._connection.register(name, frame.to_arrow())
-            self._connection.execute(f'INSERT INTO "{table_name}" BY NAME SELECT * FROM {name}')
-            self._connection.unregister(name)
+        partitions = list(partition_values)
+        rows = frame.to_arrow() if frame.height else None
+        name = f"frame_{len(self._writes)}"
+
+        def write(connection: duckdb.DuckDBPyConnection) -> None:
+            connection.execute(
+                f'DELETE FROM "{table_name}" WHERE "{table.partition_column}" IN (SELECT unnest(?))', [partitions]
+            )
+            if rows is not None:
+                connection.register(name, rows)
+                connection.execute(f'INSERT INTO "{table_name}" BY NAME SELECT * FROM {name}')
+                connection.unregister(name)
+
+        self._writes.append(write)
         return frame.height
 
     def execute(self, sql: str, parameters: Sequence | None = None) -> None:
-        self._connection.execute(sql, parameters or [])
+        self._writes.append(lambda connection: connection.execute(sql, parameters or []))
 
     def register(self, name: str, frame: pl.DataFrame) -> None:
-        self._connection.register(name, frame.to_arrow())
+        """``frame`` as a view named ``name`` for the statements after it."""
+        rows = frame.to_arrow()
+        self._writes.append(lambda connection: connection.register(name, rows))
+
+    def apply(self, connection: duckdb.DuckDBPyConnection) -> None:
+        for write in self._writes:
+            write(connection)
+
+
+def is_write_conflict(error: duckdb.Error) -> bool:
+    """A DuckLake commit that lost to another writer's (or met its lock on a SQLite catalog):
+    nothing of it was applied, and applying it again can succeed."""
+    message = str(error)
+    return "Transaction conflict" in message or "database is locked" in message
 
 
 class IndexStore:
-    """The DuckDB file holding every corpus of the index."""
+    """The index holding every corpus: a DuckDB file, or a DuckLake."""
 
-    def __init__(self, path: str | Path, read_only: bool = False, lock_wait_seconds: float | None = None):
-        """``read_only`` with ``lock_wait_seconds=0``: a look at the live file that gives up
-        at once instead of waiting for the indexer (the schedule's consistency pass)."""
-        self.path = Path(path)
+    def __init__(
+        self, location: IndexLocation | str | Path, read_only: bool = False, lock_wait_seconds: float | None = None
+    ):
+        """``location``: a DuckDB file's path, or an ``IndexLocation``. ``read_only`` with
+        ``lock_wait_seconds=0``: a look at the live index that gives up at once instead of
+        waiting for the indexer (the schedule's consistency pass)."""
+        self.location = location if isinstance(location, IndexLocation) else IndexLocation(str(location))
+        self.path = Path(self.location.database)
         self.read_only = read_only
         self.lock_wait_seconds = lock_wait_seconds
         self._open: duckdb.DuckDBPyConnection | None = None
 
     @classmethod
-    def over(cls, path: str | Path, connection: duckdb.DuckDBPyConnection) -> IndexStore:
+    def over(cls, location: IndexLocation | str | Path, connection: duckdb.DuckDBPyConnection) -> IndexStore:
         """The store on a connection its caller opened and closes (a Dagster step's, from
         the ``database`` resource): every statement runs on it, as inside ``with store:``."""
-        store = cls(path)
+        store = cls(location)
         store._open = connection
         return store
 
     def __enter__(self) -> IndexStore:
-        """Hold one connection until ``__exit__``: opening the file costs tens of
-        milliseconds (catalog and WAL are read again each time), and a step runs dozens of
+        """Hold one connection until ``__exit__``: opening the index costs tens of
+        milliseconds (its catalog is read again each time), and a step runs dozens of
         statements."""
-        if not self.read_only:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._open = connect(self.path, read_only=self.read_only, wait_seconds=self.lock_wait_seconds)
+        self._open = self._connect(self.read_only, self.lock_wait_seconds)
         return self
+
+    def _connect(self, read_only: bool, wait_seconds: float | None = None) -> duckdb.DuckDBPyConnection:
+        if not read_only and self.location.lake is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        return self.location.connect(read_only=read_only, wait_seconds=wait_seconds)
 
     def __exit__(self, *exc) -> None:
         self._open.close()
@@ -104,9 +142,7 @@ class IndexStore:
         if self._open is not None:
             yield self._open
             return
-        if not read_only:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        connection = connect(self.path, read_only=read_only)
+        connection = self._connect(read_only)
         try:
             yield connection
         finally:
@@ -117,7 +153,8 @@ class IndexStore:
         of an existing index (filled with NULL), so upgrading never needs a rebuild."""
         with self.connection() as connection:
             existing = connection.execute(
-                "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'main'"
+                "SELECT table_name, column_name FROM information_schema.columns "
+                "WHERE table_catalog = current_database() AND table_schema = 'main'"
             ).fetchall()
             present = {(table, column) for table, column in existing}
             tables_present = {table for table, _ in present}
@@ -131,15 +168,23 @@ class IndexStore:
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
-        """All writes inside commit together or not at all."""
+        """All writes inside commit together or not at all, when the block ends."""
+        transaction = Transaction()
+        yield transaction
         with self.connection() as connection:
-            connection.execute("BEGIN TRANSACTION")
-            try:
-                yield Transaction(connection)
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
-            connection.execute("COMMIT")
+            for attempt in range(CONFLICT_RETRIES + 1):
+                try:
+                    connection.execute("BEGIN TRANSACTION")
+                    transaction.apply(connection)
+                    connection.execute("COMMIT")
+                    return
+                except duckdb.Error as error:
+                    _roll_back(connection)
+                    if not is_write_conflict(error) or attempt == CONFLICT_RETRIES:
+                        raise
+                    pause = random.uniform(0.05, 0.2) * 2 ** min(attempt, 5)
+                    log.info(f"commit conflicted with another writer's, applied again in {pause:.1f} s: {error}")
+                    time.sleep(pause)
 
     def read(self, sql: str, parameters: Sequence | None = None) -> pl.DataFrame:
         """Run a query and return a Polars frame (call ``ensure_schema`` first)."""
@@ -197,3 +242,11 @@ class IndexStore:
             if frame.height
             else pl.DataFrame(schema=table.columns)
         )
+
+
+def _roll_back(connection: duckdb.DuckDBPyConnection) -> None:
+    """End the failed transaction (a failed COMMIT has ended it already)."""
+    try:
+        connection.execute("ROLLBACK")
+    except duckdb.Error:
+        pass

@@ -6,6 +6,14 @@ snapshot file and a small pointer (``<db>.published.json``) is swapped atomicall
 it, together with the LanceDB table versions of that moment. Readers
 (``graphrag_query``) open the snapshot the pointer names: they never wait for the
 indexer, never block it, and never see a half-written index.
+
+A DuckLake keeps every commit as a snapshot of its own, and its data files never change
+once written, so publishing copies no data: the pointer records the lake's snapshot
+version, and readers attach the catalog read-only as of that version (time travel). A
+PostgreSQL or SQLite catalog is read where it is, beside the writers; a DuckDB catalog
+file is held by its writer like the DuckDB index, so its copy (metadata only, not the
+data) is what readers open. The lake keeps the snapshots of the last published versions
+and expires the older ones, with the files only they still used.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from pathlib import Path
 import duckdb
 
 from ..core.embedding import EMBEDDING_KINDS
+from .location import LAKE_ALIAS, DuckLake, IndexLocation, current_snapshot, open_lake_snapshot
 
 KEEP_SNAPSHOTS = 3
 
@@ -48,32 +57,21 @@ def lancedb_versions(vectors: str | Path) -> dict[str, int]:
     return {kind: db.open_table(kind).version for kind in EMBEDDING_KINDS if kind in names}
 
 
-def publish_snapshot(database: str | Path, vectors: str | Path, corpus: str) -> dict:
-    """Copy the (closed, checkpointed) index to a new snapshot, add the views for SQL users,
-    and point readers at it."""
-    database = Path(database)
-    with duckdb.connect(str(database)) as connection:
-        connection.execute("CHECKPOINT")
-    folder = snapshot_dir(database)
-    folder.mkdir(parents=True, exist_ok=True)
-    stamp = dt.datetime.now(dt.UTC)
-    target = folder / f"{database.stem}.{stamp.strftime('%Y%m%dT%H%M%S%f')}.duckdb"
-    partial = target.with_suffix(".partial")
-    shutil.copyfile(database, partial)
-    # Comments, views and macros for SQL users go into the copy, from the code publishing it
-    # (see storage/views.py); closing the connection checkpoints them into the file. Imported
-    # here: readers import this module for read_pointer, and the views' schema code would
-    # add to every query's start-up.
-    from .views import describe_for_sql_users
-
+def publish_snapshot(location: IndexLocation | str | Path, vectors: str | Path, corpus: str) -> dict:
+    """Publish the index as it is now (closed by its writer): a copy of the DuckDB file, or
+    the DuckLake's current snapshot, with the views for SQL users; then point readers at it."""
+    location = location if isinstance(location, IndexLocation) else IndexLocation(str(location))
+    database = Path(location.database)
     # The view of query calls reads this file: it exists before the first query writes to it.
     query_calls = query_calls_path(database)
+    query_calls.parent.mkdir(parents=True, exist_ok=True)
     query_calls.touch()
-    with duckdb.connect(str(partial)) as snapshot:
-        describe_for_sql_users(snapshot, str(query_calls.resolve()))
-    os.replace(partial, target)
-    pointer = {
-        "snapshot": str(target.resolve()),
+    stamp = dt.datetime.now(dt.UTC)
+    if location.lake is None:
+        published = _copy_of_the_file(database, stamp, query_calls)
+    else:
+        published = _lake_snapshot(location, stamp, query_calls)
+    pointer = published | {
         "published_at": stamp.isoformat(),
         "corpus": corpus,
         "lancedb": str(Path(vectors).resolve()),
@@ -83,9 +81,101 @@ def publish_snapshot(database: str | Path, vectors: str | Path, corpus: str) -> 
     staged.write_text(json.dumps(pointer, indent=2))
     os.replace(staged, pointer_path(database))
     # Older snapshots go; a reader that still has one open keeps its file handle (POSIX).
-    for old in sorted(folder.glob(f"{database.stem}.*.duckdb"))[:-KEEP_SNAPSHOTS]:
-        old.unlink(missing_ok=True)
+    folder = snapshot_dir(database)
+    for suffix in ("duckdb", "ducklake"):
+        for old in sorted(folder.glob(f"{database.stem}.*.{suffix}"))[:-KEEP_SNAPSHOTS]:
+            old.unlink(missing_ok=True)
     return pointer
+
+
+def _snapshot_file(database: Path, stamp: dt.datetime, suffix: str) -> Path:
+    folder = snapshot_dir(database)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{database.stem}.{stamp.strftime('%Y%m%dT%H%M%S%f')}.{suffix}"
+
+
+def _copy_of_the_file(database: Path, stamp: dt.datetime, query_calls: Path) -> dict:
+    with duckdb.connect(str(database)) as connection:
+        connection.execute("CHECKPOINT")
+    target = _snapshot_file(database, stamp, "duckdb")
+    partial = target.with_suffix(".partial")
+    shutil.copyfile(database, partial)
+    # Comments, views and macros for SQL users go into the copy, from the code publishing it
+    # (see storage/views.py); closing the connection checkpoints them into the file. Imported
+    # here: readers import this module for read_pointer, and the views' schema code would
+    # add to every query's start-up.
+    from .views import describe_for_sql_users
+
+    with duckdb.connect(str(partial)) as snapshot:
+        describe_for_sql_users(snapshot, str(query_calls.resolve()))
+    os.replace(partial, target)
+    return {"snapshot": str(target.resolve())}
+
+
+def _lake_snapshot(location: IndexLocation, stamp: dt.datetime, query_calls: Path) -> dict:
+    from .views import describe_for_sql_users
+
+    lake = location.lake
+    previous = read_pointer(location.database) or {}
+    with location.connect() as connection:
+        # In the lake itself: a reader of this version finds them, a reader of an older one its own.
+        describe_for_sql_users(connection, str(query_calls.resolve()), in_lake=True)
+        version = current_snapshot(connection)
+        kept = sorted({*previous.get("kept_versions", []), version})[-KEEP_SNAPSHOTS:]
+        _expire_snapshots_before(connection, kept[0])
+    published = {
+        "backend": "ducklake",
+        "catalog": lake.catalog_for_readers(),
+        "data_path": lake.data_path,
+        "snapshot_version": version,
+        "kept_versions": kept,
+    }
+    if lake.kind != "duckdb":
+        return published
+    # The writer holds a DuckDB catalog file as it holds a DuckDB index: readers get a copy of
+    # the catalog (metadata and rows small enough to be kept inline; the data files are shared).
+    target = _snapshot_file(Path(location.database), stamp, "ducklake")
+    partial = target.with_suffix(".partial")
+    shutil.copyfile(lake.catalog, partial)
+    os.replace(partial, target)
+    return published | {"catalog": str(target.resolve()), "snapshot": str(target.resolve())}
+
+
+def _expire_snapshots_before(connection: duckdb.DuckDBPyConnection, version: int) -> None:
+    """Forget the lake's snapshots older than ``version`` and delete the data files only
+    they used (the snapshots readers may still open are kept)."""
+    expired = [
+        row[0]
+        for row in connection.execute(
+            f"SELECT snapshot_id FROM {LAKE_ALIAS}.snapshots() WHERE snapshot_id < ?", [version]
+        ).fetchall()
+    ]
+    if expired:
+        connection.execute(f"CALL ducklake_expire_snapshots('{LAKE_ALIAS}', versions => ?)", [expired])
+    connection.execute(f"CALL ducklake_cleanup_old_files('{LAKE_ALIAS}', cleanup_all => true)")
+
+
+def open_published(pointer: dict) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to the published snapshot the pointer names."""
+    if pointer.get("backend") == "ducklake":
+        return open_lake_snapshot(DuckLake(pointer["catalog"], pointer["data_path"]), pointer["snapshot_version"])
+    return duckdb.connect(pointer["snapshot"], read_only=True)
+
+
+def published_description(pointer: dict) -> str:
+    """The published snapshot, for messages: its file, or the lake's catalog and version."""
+    if pointer.get("backend") == "ducklake":
+        return f"DuckLake {pointer['catalog']} at snapshot version {pointer['snapshot_version']}"
+    return pointer["snapshot"]
+
+
+def published_exists(pointer: dict | None) -> bool:
+    """Whether the snapshot the pointer names can still be opened (its file is there)."""
+    if pointer is None:
+        return False
+    if pointer.get("backend") == "ducklake" and pointer.get("snapshot") is None:
+        return True  # a catalog server's snapshot: found when opened
+    return Path(pointer["snapshot"]).is_file()
 
 
 def read_pointer(database: str | Path) -> dict | None:
@@ -100,9 +190,9 @@ def published_builds(database: str | Path) -> dict[str, int]:
     """corpus -> the build (``corpus_builds.built_at``, epoch microseconds) each corpus has
     in the published snapshot; empty when nothing is published or the snapshot is gone."""
     pointer = read_pointer(database)
-    if pointer is None or not Path(pointer["snapshot"]).is_file():
+    if not published_exists(pointer):
         return {}
-    with duckdb.connect(pointer["snapshot"], read_only=True) as connection:
+    with open_published(pointer) as connection:
         try:
             return dict(connection.execute("SELECT corpus, epoch_us(built_at) FROM corpus_builds").fetchall())
         except duckdb.CatalogException:

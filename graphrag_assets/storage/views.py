@@ -8,7 +8,8 @@ Entity titles in the views compare case-insensitively (``COLLATE NOCASE``):
 
 They are created in each published snapshot, not in the live file: the snapshot is what
 users read, and made from the code that publishes it, the views always match the tables
-of that snapshot. So they need no migration of their own: a new column, a changed
+of that snapshot (in a DuckLake, whose snapshots are versions of one catalog, they are
+created again in the version being published). So they need no migration of their own: a new column, a changed
 definition or a new view appears with the next build, and an incremental update
 publishes them again like everything else.
 
@@ -321,7 +322,10 @@ MACROS = [
 ]
 
 
-def view_statements(query_calls_file: str) -> list[str]:
+def view_statements(query_calls_file: str, in_lake: bool = False) -> list[str]:
+    """The views and macros with their comments. ``in_lake``: without the comments a
+    DuckLake catalog cannot hold (on a view's columns, on a macro); the view itself keeps its
+    description, and each column's is that of the table column it comes from."""
     statements = []
     for view in VIEWS:
         select = view.select.strip().replace(QUERY_CALLS_FILE, sql_string(query_calls_file))
@@ -329,21 +333,25 @@ def view_statements(query_calls_file: str) -> list[str]:
             f'CREATE OR REPLACE VIEW "{view.name}" AS {select}',
             f'COMMENT ON VIEW "{view.name}" IS {sql_string(view.description)}',
         ]
-        statements += [
-            f'COMMENT ON COLUMN "{view.name}"."{column}" IS {sql_string(text)}' for column, text in view.columns.items()
-        ]
+        if not in_lake:
+            statements += [
+                f'COMMENT ON COLUMN "{view.name}"."{column}" IS {sql_string(text)}'
+                for column, text in view.columns.items()
+            ]
     for macro in MACROS:
-        statements += [
-            f'CREATE OR REPLACE MACRO "{macro.name}"({", ".join(macro.parameters)}) AS TABLE {macro.select.strip()}',
-            f'COMMENT ON MACRO TABLE "{macro.name}" IS {sql_string(macro.description)}',
-        ]
+        statements.append(
+            f'CREATE OR REPLACE MACRO "{macro.name}"({", ".join(macro.parameters)}) AS TABLE {macro.select.strip()}'
+        )
+        if not in_lake:
+            statements.append(f'COMMENT ON MACRO TABLE "{macro.name}" IS {sql_string(macro.description)}')
     return statements
 
 
-def describe_for_sql_users(connection: duckdb.DuckDBPyConnection, query_calls_file: str) -> None:
+def describe_for_sql_users(connection: duckdb.DuckDBPyConnection, query_calls_file: str, in_lake: bool = False) -> None:
     """Comment every table and column, and create the views and macros (in a snapshot
-    being published; the tables must exist, and the file of query calls too)."""
+    being published, or in a DuckLake as it is published; the tables must exist, and the
+    file of query calls too)."""
     connection.execute("BEGIN TRANSACTION")  # one commit, not one per statement (~200 of them)
-    for statement in [*comment_statements(), *view_statements(query_calls_file)]:
+    for statement in [*comment_statements(), *view_statements(query_calls_file, in_lake)]:
         connection.execute(statement)
     connection.execute("COMMIT")

@@ -36,9 +36,8 @@ from ...llm.session import chosen_embedder
 from ...llm_stages.graph import build_llm_graph
 from ...llm_stages.reports import llm_reports
 from ...settings import IndexSettings
-from ...storage.connection import connect
 from ...storage.schema import CORPUS_BUILD_COLUMNS
-from ...storage.snapshot import publish_snapshot
+from ...storage.snapshot import open_published, publish_snapshot
 from ..automation import FOLLOW_SOURCES
 from ..checks import (
     ENDPOINTS_ARE_ENTITIES,
@@ -426,14 +425,15 @@ def published_index(
     context: AssetExecutionContext, settings: IndexSettings, database: IndexDatabase
 ) -> MaterializeResult:
     corpus = context.partition_key
-    pointer = publish_snapshot(database.database, settings.vectors, corpus)
+    pointer = publish_snapshot(database.location, settings.vectors, corpus)
     # Counted in the snapshot itself: what readers see, not what the index holds by now.
-    with connect(pointer["snapshot"], read_only=True) as snapshot:
+    with open_published(pointer) as snapshot:
         rows = {
             name: snapshot.execute(f'SELECT count(*) FROM "{name}" WHERE corpus = ?', [corpus]).fetchone()[0]
             for name in CORPUS_TABLES
         }
     return MaterializeResult(
         metadata=tables_metadata(rows)
-        | {"snapshot": pointer["snapshot"], "lancedb_versions": pointer["lancedb_versions"]}
+        | {key: pointer[key] for key in ("snapshot", "snapshot_version") if pointer.get(key) is not None}
+        | {"lancedb_versions": pointer["lancedb_versions"]}
     )
