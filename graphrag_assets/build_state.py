@@ -30,9 +30,6 @@ class CorpusWork:
     assets: tuple[str, ...] | None = None
     rebuild: tuple[str, ...] = ()
 
-    def run_config(self) -> dict:
-        return {"ops": {asset: {"config": {"rebuild": True}} for asset in self.rebuild}}
-
 
 MIRROR_ASSETS = ("embeddings", "published_index")  # vectors come from DuckDB; nothing is embedded again
 PUBLISH_ASSETS = ("published_index",)
@@ -43,8 +40,8 @@ GRAPH_FAILURE_SCOPE = r"#(summary|report)$"
 def graph_assets_from(stage: str) -> tuple[str, ...] | None:
     """The graph job's assets that redo ``stage`` and every stage after it (``None``: the
     whole job; reading is redone by the source runs before it)."""
-    if STAGES.index(stage) <= STAGES.index("chunking"):
-        return None
+    if STAGES.index(stage) <= STAGES.index("extraction"):
+        return None  # reading runs before; chunking and extraction are the first steps of the whole job
     return assets_of(stages_from(stage)) + PUBLISH_ASSETS
 
 

@@ -140,6 +140,7 @@ def _main(argv: list[str] | None, started) -> int:
     from .llm.settings import LLMSettings
     from .settings import IndexSettings
     from .storage.connection import LOCK_WAIT_VARIABLE, lock_holder, lock_wait_seconds
+    from .storage.location import BackendUnavailable
 
     given = {"input_dir": args.input, "database": args.db, "vectors": args.vectors, "corpus": args.corpus}
     try:
@@ -154,8 +155,8 @@ def _main(argv: list[str] | None, started) -> int:
         return 0
     home = _ensure_dagster_home()
     print(
-        f"graphrag-index: input {settings.input_dir} -> {settings.database} (vectors {settings.vectors}); "
-        f"DAGSTER_HOME={home}"
+        f"graphrag-index: input {settings.input_dir} -> {settings.location().describe()} (vectors "
+        f"{settings.vectors}); DAGSTER_HOME={home}"
     )
     try:
         with DagsterInstance.get() as instance:
@@ -196,14 +197,15 @@ def _main(argv: list[str] | None, started) -> int:
                 dagster_log_level="DEBUG" if args.verbose else "CRITICAL",
                 rebuild=args.rebuild,
             )
-    except InputError as error:
+    except (InputError, BackendUnavailable) as error:
         print(f"graphrag-index: {error}", file=sys.stderr)
         return 2
     except duckdb.IOException as error:
         if "lock" not in str(error).lower():
             raise
         print(
-            f"graphrag-index: {settings.database} is held by {lock_holder(error)} (waited {lock_wait_seconds():.0f} s, "
+            f"graphrag-index: {settings.location().describe()} is held by {lock_holder(error)} (waited "
+            f"{lock_wait_seconds():.0f} s, "
             f"{LOCK_WAIT_VARIABLE}); nothing indexed is lost: rerun once it is closed. Readers should use the "
             "published snapshot (graphrag-sql), which never blocks the indexer.",
             file=sys.stderr,

@@ -83,6 +83,25 @@ INDEX_SETTINGS = (
         "ducklake_data_path",
     ),
     Setting(
+        "GRAPHRAG_SHARDS",
+        int,
+        1,
+        (
+            "processes chunking and extraction of a large build are split into, each a step writing its own rows "
+            "(with a DuckLake catalog on SQLite or PostgreSQL; a DuckDB file or catalog has one writer)"
+        ),
+        (RUNTIME,),
+        "shards",
+    ),
+    Setting(
+        "GRAPHRAG_SHARD_MIN_TOKENS",
+        int,
+        250_000,
+        "the least text worth a shard of its own (estimated as characters / 4): below it a process costs more",
+        (RUNTIME,),
+        "shard_min_tokens",
+    ),
+    Setting(
         "GRAPHRAG_VECTORS",
         str,
         "data/lancedb",

@@ -345,7 +345,7 @@ def _launch_runs(
     builds = sorted(corpus_work(store, settings, corpora, rebuild).items())
     finish_imports = _import_lancedb_ahead(settings) if builds else (lambda: None)
     try:
-        _build_graphs(instance, defs, builds, run_config, launcher, report, log)
+        _build_graphs(instance, defs, builds, run_config, launcher, report, log, settings)
     finally:
         finish_imports()
 
@@ -358,26 +358,85 @@ def _build_graphs(
     launcher: dict[str, str],
     report: IndexReport,
     log: Callable[[str], None],
+    settings: IndexSettings,
 ) -> None:
     """One graph run per corpus that is not done, stopping at a refused endpoint."""
+    from .defs.assets.shared import rebuild_run_config
     from .llm.errors import EndpointRefused
 
     for corpus, work in builds:
         steps = "graph build" if work.assets is None else " + ".join(work.assets)
         log(f"corpus {corpus}: {steps} ({work.reason})")
-        result = defs.resolve_job_def("build_graph").execute_in_process(
-            instance=instance,
-            run_config=run_config | work.run_config(),
-            partition_key=corpus,
-            tags=launcher,
-            raise_on_error=False,
-            asset_selection=[AssetKey(name) for name in work.assets] if work.assets else None,
-        )
-        (report.graph_runs if result.success else report.failed_runs).append(result.run_id)
-        report.llm_calls += llm_calls_of(result)
-        if result.success:
+        selection = [AssetKey(name) for name in work.assets] if work.assets else None
+        config = run_config | rebuild_run_config(work.rebuild)
+        if work.assets is None and settings.parallel_shards() > 1 and _worth_shards(settings, corpus):
+            log(f"corpus {corpus}: chunking and extraction in up to {settings.parallel_shards()} processes")
+            with _run_in_processes(settings, instance, config, corpus, launcher, selection) as result:
+                success, run_id, calls, errors = (
+                    result.success,
+                    result.run_id,
+                    llm_calls_of(result),
+                    step_errors(result),
+                )
+        else:
+            result = defs.resolve_job_def("build_graph").execute_in_process(
+                instance=instance,
+                run_config=config,
+                partition_key=corpus,
+                tags=launcher,
+                raise_on_error=False,
+                asset_selection=selection,
+            )
+        success, run_id, calls, errors = result.success, result.run_id, llm_calls_of(result), step_errors(result)
+        (report.graph_runs if success else report.failed_runs).append(run_id)
+        report.llm_calls += calls
+        if success:
             report.corpora_built.append(corpus)
         else:
-            report.errors += step_errors(result)
+            report.errors += errors
             if any(error.startswith(EndpointRefused.__name__) for error in report.errors):
                 break  # a wrong key, model or address fails every corpus alike
+
+
+def _worth_shards(settings: IndexSettings, corpus: str) -> bool:
+    """Whether the corpus has enough to chunk or extract for more than one shard (the plan
+    step decides the shards; this only chooses the processes to run them in)."""
+    pending = settings.store().read(
+        "SELECT coalesce(sum(length(d.text)), 0) AS characters FROM documents d "
+        "LEFT JOIN sources s ON s.source_partition = d.source_partition "
+        "WHERE d.corpus = ? AND s.settings_hash IS NULL",
+        [corpus],
+    )["characters"][0]
+    return settings.shards_for(int(pending)) > 1
+
+
+def _run_in_processes(
+    settings: IndexSettings,
+    instance: DagsterInstance,
+    run_config: dict,
+    corpus: str,
+    tags: dict[str, str],
+    selection: list[AssetKey] | None,
+):
+    """A graph run with the multiprocess executor: each step a process that loads the code
+    location's graph job with these settings, from the environment."""
+    from dagster import execute_job, reconstructable
+
+    from .defs.build import graph_job_from_the_environment
+    from .defs.jobs import multiprocess_config
+
+    saved = dict(os.environ)
+    os.environ.update(settings.environment())
+    try:
+        return execute_job(
+            reconstructable(graph_job_from_the_environment),
+            instance=instance,
+            run_config=run_config
+            | {"execution": {"config": {"multiprocess": multiprocess_config(settings.parallel_shards())}}},
+            tags=tags | {"dagster/partition": corpus},
+            raise_on_error=False,
+            asset_selection=selection,
+        )
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)

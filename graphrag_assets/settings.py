@@ -20,6 +20,7 @@ from .core.embedding import Embedder, make_embedder
 from .core.graph import GraphSettings
 from .core.inputs import TableColumns, check_corpus_name
 from .core.resolution import ResolutionSettings
+from .core.shards import CHARACTERS_PER_TOKEN, shard_count
 from .storage.duckdb_store import IndexStore
 from .storage.location import IndexLocation, index_location
 from .storage.vector_store import VectorStore
@@ -33,6 +34,8 @@ class IndexSettings(ConfigurableResource):
     database: str = default_of("GRAPHRAG_DB")
     ducklake_catalog: str = default_of("GRAPHRAG_DUCKLAKE_CATALOG")
     ducklake_data_path: str = default_of("GRAPHRAG_DUCKLAKE_DATA_PATH")
+    shards: int = default_of("GRAPHRAG_SHARDS")
+    shard_min_tokens: int = default_of("GRAPHRAG_SHARD_MIN_TOKENS")
     vectors: str = default_of("GRAPHRAG_VECTORS")
     corpus: str = default_of("GRAPHRAG_CORPUS")
     text_column: str = default_of("GRAPHRAG_TEXT_COLUMN")
@@ -67,6 +70,8 @@ class IndexSettings(ConfigurableResource):
             raise ValueError(f"GRAPHRAG_EMBEDDER must be 'hashed' or 'minilm', got {self.embedder!r}")
         if self.corpus:
             check_corpus_name(self.corpus, "GRAPHRAG_CORPUS (--corpus)")
+        if self.shards < 1:
+            raise ValueError(f"GRAPHRAG_SHARDS must be 1 or more, got {self.shards}")
 
     def chunking(self) -> ChunkingSettings:
         return ChunkingSettings(self.chunk_size, self.chunk_overlap, self.chunking_mode)  # type: ignore[arg-type]
@@ -89,6 +94,25 @@ class IndexSettings(ConfigurableResource):
     def location(self) -> IndexLocation:
         """The DuckDB file GRAPHRAG_DB, or the DuckLake GRAPHRAG_DUCKLAKE_CATALOG names."""
         return index_location(self.database, self.ducklake_catalog, self.ducklake_data_path)
+
+    def environment(self) -> dict[str, str]:
+        """These settings as the GRAPHRAG_* variables that load them again (``from_env``): what
+        a run's step processes read, when they are processes of their own."""
+        values = self.model_dump()
+        return {
+            setting.variable: str(value).lower() if isinstance(value, bool) else str(value)
+            for setting in INDEX_SETTINGS
+            if setting.field and (value := values[setting.field]) is not None
+        }
+
+    def parallel_shards(self) -> int:
+        """Shards that can run at the same time: GRAPHRAG_SHARDS where the index admits several
+        writer processes, else 1."""
+        return self.shards if self.location().several_writers else 1
+
+    def shards_for(self, pending_characters: int) -> int:
+        """How many shards chunking and extraction of this much text are split into."""
+        return shard_count(pending_characters, self.parallel_shards(), CHARACTERS_PER_TOKEN * self.shard_min_tokens)
 
     def store(self) -> IndexStore:
         return IndexStore(self.location())

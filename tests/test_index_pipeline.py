@@ -5,7 +5,7 @@ import shutil
 
 import lancedb
 import polars as pl
-from dagster import AssetCheckKey, AssetKey
+from dagster import AssetCheckKey, AssetKey, AssetSelection
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
 from graphrag_assets.defs.build import build_definitions
@@ -116,12 +116,13 @@ def test_edit_and_delete_touch_only_their_sources_and_match_a_full_rebuild(
     assert_same_index(settings.location(), fresh.location())
 
 
-def test_extraction_alone_leaves_a_source_read_but_not_chunked_for_the_build(
+def test_extractions_from_the_ui_chunk_and_extract_a_file_read_again_and_the_next_pass_builds_the_rest(
     index, input_dir, instance, tmp_path, settings_for
 ):
-    """Chunking and extraction belong to the corpus's graph build. Materializing
-    `extractions` alone (as from the UI) after a file was read again neither extracts its
-    stale text units nor marks it indexed; the next pass chunks and extracts it."""
+    """Chunking and extraction are one graph of steps making both assets: materializing
+    `extractions` from the UI takes `text_units` with it (Dagster selects the whole graph),
+    so a file read again is chunked and extracted before it is marked indexed; the next
+    pass finds it indexed and builds the rest of the corpus's graph."""
     settings, _ = index(input_dir)
     key = "default/calder_shipping.txt"
     edited = input_dir / key
@@ -131,21 +132,23 @@ def test_extraction_alone_leaves_a_source_read_but_not_chunked_for_the_build(
     )
     assets = build_definitions(settings).resolve_implicit_global_asset_job_def()
     assets.execute_in_process(instance=instance, asset_selection=[AssetKey("documents")], partition_key=key)
+    selection = AssetSelection.assets("extractions").required_multi_asset_neighbors()
+    assert selection.resolve(assets.asset_layer.asset_graph) == {AssetKey("text_units"), AssetKey("extractions")}
     assert assets.execute_in_process(
-        instance=instance, asset_selection=[AssetKey("extractions")], partition_key="default"
+        instance=instance, asset_selection=[AssetKey("text_units"), AssetKey("extractions")], partition_key="default"
     ).success
-    assert _table(settings, f"SELECT count(*) AS n FROM sources WHERE source_partition = '{key}'")["n"][0] == 0
-    extraction = instance.get_latest_materialization_event(AssetKey("extractions")).asset_materialization.metadata
-    assert extraction["sources_read_not_chunked"].value == 1 and extraction["sources_extracted"].value == 0
-
-    _, report = index(input_dir)
-    assert [s.partition_key for s in report.plan.pending] == [key] and report.graph_runs
     assert _table(settings, f"SELECT settings_hash IS NOT NULL AS done FROM sources WHERE source_partition = '{key}'")[
         "done"
     ].to_list() == [True]
+    extraction = instance.get_latest_materialization_event(AssetKey("extractions")).asset_materialization.metadata
+    chunking = instance.get_latest_materialization_event(AssetKey("text_units")).asset_materialization.metadata
+    assert chunking["sources_chunked"].value == 1 and extraction["sources_extracted"].value == 1
+
+    _, report = index(input_dir)
+    assert not report.plan.pending and report.graph_runs
     fresh = settings_for(input_dir, database=str(tmp_path / "fresh.duckdb"), vectors=str(tmp_path / "fresh_lance"))
     run_index(fresh, instance, lambda: build_definitions(fresh), log=lambda message: None)
-    assert_same_index(settings.database, fresh.database)
+    assert_same_index(settings.location(), fresh.location())
 
 
 def test_bad_files_are_reported_by_name_and_nothing_indexed_is_lost(index, input_dir):

@@ -1,11 +1,11 @@
 """Definitions for given settings (the CLI and tests build their own; the workspace's
 ``defs`` reads the environment)."""
 
-from dagster import Definitions, in_process_executor, load_assets_from_modules
+from dagster import Definitions, load_assets_from_modules
 
 from ..settings import IndexSettings
 from .assets import graph, sources, text_units_and_extractions
-from .jobs import build_graph_job, index_sources_job
+from .jobs import build_graph_job, executor_for, index_sources_job
 from .resources import EmbeddingResource, IndexDatabase, LLMResource
 from .sensors import consistency_sensor, graph_automation_sensor, source_files_sensor
 
@@ -25,5 +25,14 @@ def build_definitions(settings: IndexSettings) -> Definitions:
             "llm": LLMResource(),
             "embedding": EmbeddingResource(),
         },
-        executor=in_process_executor,  # "Materialize all" and automation runs too (see jobs.py)
+        # Every run's executor: the jobs', "Materialize all" and automation runs (see jobs.py).
+        executor=executor_for(settings.parallel_shards()),
     )
+
+
+def graph_job_from_the_environment():
+    """The graph job for the settings in the environment: what graphrag-index runs when each
+    step is a process of its own (``dagster.reconstructable`` needs a module-level function
+    every process can call; graphrag-index puts its settings in the environment first,
+    ``IndexSettings.environment``)."""
+    return build_definitions(IndexSettings.from_env()).resolve_job_def("build_graph")

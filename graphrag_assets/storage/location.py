@@ -105,7 +105,8 @@ class DuckLake:
         if snapshot_version is not None:
             options.append(f"SNAPSHOT_VERSION {int(snapshot_version)}")
         if self.kind == "sqlite":
-            options.append(f"META_BUSY_TIMEOUT {SQLITE_BUSY_TIMEOUT_MS}")
+            # Write-ahead logging: readers of a published version do not block the writers.
+            options += ["META_JOURNAL_MODE 'WAL'", f"META_BUSY_TIMEOUT {SQLITE_BUSY_TIMEOUT_MS}"]
         connection.execute(f"ATTACH '{_quoted('ducklake:' + self.catalog)}' AS {LAKE_ALIAS} ({', '.join(options)})")
         connection.execute(f"USE {LAKE_ALIAS}")
 
@@ -149,6 +150,13 @@ class IndexLocation:
             connection = duckdb.connect(":memory:", config=config or {})
             try:
                 self.lake.attach(connection, read_only=read_only)
+            except duckdb.Error as error:
+                connection.close()
+                if isinstance(error, duckdb.IOException) and "lock" in str(error).lower():
+                    raise  # another process holds a DuckDB catalog file: waited for
+                raise BackendUnavailable(
+                    f"GRAPHRAG_DUCKLAKE_CATALOG: cannot open the {self.lake.describe()}: {error}"
+                ) from error
             except BaseException:
                 connection.close()
                 raise

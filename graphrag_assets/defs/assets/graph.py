@@ -271,7 +271,7 @@ def community_reports(
         failures = failure_frame([])
         if llm_settings.enabled:
             # Rewriting every report asks the model again; the cache answers each whose prompt is unchanged.
-            redo = why_redo_everything(context, store, settings, "reports", config)
+            redo = why_redo_everything(context, store, settings, "reports", config.rebuild)
             kept = None if redo else previous
             # Claims name entities as extracted; here they meet the entities they were merged into.
             claims = resolve_claims(
@@ -351,7 +351,7 @@ def embeddings(
             store.read_table("community_reports", "corpus", [corpus]),
         )
         # Embedding every text again asks an endpoint again; its cache answers each text it embedded.
-        redo = why_redo_everything(context, store, settings, "embeddings", config)
+        redo = why_redo_everything(context, store, settings, "embeddings", config.rebuild)
         existing = (
             pl.DataFrame(schema=EMBEDDING_COLUMNS) if redo else store.read_table("embeddings", "corpus", [corpus])
         )

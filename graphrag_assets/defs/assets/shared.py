@@ -5,7 +5,7 @@ deleted sources and the rows of failed LLM calls."""
 import datetime as dt
 
 import polars as pl
-from dagster import AssetExecutionContext, BackfillPolicy, Config, DataVersion
+from dagster import AssetExecutionContext, BackfillPolicy, Config, DataVersion, OpExecutionContext
 from pydantic import Field
 
 from graphrag_common.ids import content_hash
@@ -45,15 +45,37 @@ class RebuildConfig(Config):
     )
 
 
+# The graph of steps making text_units and extractions, and its step taking their rebuild config
+# (defs/assets/text_units_and_extractions.py).
+CHUNKING_AND_EXTRACTION = "chunking_and_extraction"
+CHUNKING_AND_EXTRACTION_PLAN = "plan_chunking_and_extraction"
+REBUILD_FIELDS = {"text_units": "rebuild_chunking", "extractions": "rebuild_extraction"}
+
+
+def rebuild_run_config(assets: tuple[str, ...]) -> dict:
+    """The run config that tells these assets (``fingerprints.KEEPS_EARLIER_WORK``) to redo
+    every source of the corpus."""
+    ops: dict = {asset: {"config": {"rebuild": True}} for asset in assets if asset not in REBUILD_FIELDS}
+    plan = {REBUILD_FIELDS[asset]: True for asset in assets if asset in REBUILD_FIELDS}
+    if plan:
+        ops[CHUNKING_AND_EXTRACTION] = {"ops": {CHUNKING_AND_EXTRACTION_PLAN: {"config": plan}}}
+    return {"ops": ops}
+
+
 def why_redo_everything(
-    context: AssetExecutionContext, store: IndexStore, settings: IndexSettings, stage: str, config: RebuildConfig
+    context: AssetExecutionContext | OpExecutionContext,
+    store: IndexStore,
+    settings: IndexSettings,
+    stage: str,
+    rebuild: bool,
 ) -> str | None:
     """Why this step redoes every source of its corpus rather than keep earlier work: asked
-    to, or its stage's fingerprint differs from the last build's (``None``: neither). Decided
-    here, not only by graphrag-index, so that a run from the UI or automation redoes it too."""
+    to (``rebuild``, its run config), or its stage's fingerprint differs from the last
+    build's (``None``: neither). Decided here, not only by graphrag-index, so that a run from
+    the UI or automation redoes it too."""
     why = (
-        "rebuild requested"
-        if config.rebuild
+        f"{stage} rebuild requested"
+        if rebuild
         else stage_changes(recorded_fingerprints(store, context.partition_key), current_fingerprints(settings)).get(
             stage
         )
@@ -69,7 +91,9 @@ def frame_version(frame: pl.DataFrame, columns: list[str]) -> DataVersion:
     return DataVersion(content_hash(rows)[:24])
 
 
-def retract_deleted_sources(context: AssetExecutionContext, store: IndexStore, corpus: str) -> None:
+def retract_deleted_sources(
+    context: AssetExecutionContext | OpExecutionContext, store: IndexStore, corpus: str
+) -> None:
     """Sources whose partition was deleted (by the sensor or a rerun) lose their rows, before
     anything of the corpus is built without them."""
     registered = set(context.instance.get_dynamic_partitions(source_partitions.name))

@@ -1,36 +1,60 @@
 """The first steps of a corpus's graph build: chunking and extraction of the sources read
-since the last build.
+since the last build, split into shards when the index admits several writers.
 
-One step each per corpus, not one per source file: ``text_units`` chunks every source
-read since the last build (new and changed files), and ``extractions`` extracts their
-text units, and those of sources with a failed text unit, all at the LLM's concurrency;
-the steps after them follow in the same run. When the chunker's or the extractor's
-fingerprint (its code version and settings, ``fingerprints``) differs from the last
-build's, or the run config asks for a rebuild, the step redoes every source of the corpus
-instead. Steps per source file would cost Dagster's bookkeeping per file and asset
-(docs/architecture.md, "Partitioning").
+One graph of three steps makes both assets, ``text_units`` and ``extractions``:
+
+- ``plan_chunking_and_extraction`` retracts deleted sources and finds what to chunk (new and
+  changed files) and what to extract (those, and sources with a failed text unit). On an
+  index with one writer, or when the work is too small to be worth a process
+  (``core/shards.py``), it does the work itself; otherwise it hands out shards.
+- ``chunk_and_extract_shard``, one step per shard (a process each with the multiprocess
+  executor), chunks and extracts its sources and writes their rows, in batches of bounded
+  size: what a step holds in memory is bounded by its batch, not by the corpus.
+- ``record_text_units_and_extractions`` evaluates the checks and writes both assets'
+  metadata for the corpus.
+
+When the chunker's or the extractor's fingerprint (its code version and settings,
+``fingerprints``) differs from the last build's, or the run config asks for a rebuild, the
+steps redo every source of the corpus instead. Steps per source file would cost Dagster's
+bookkeeping per file and asset (docs/architecture.md, "Partitioning").
 """
 
+import os
 import time
+from dataclasses import dataclass, field
 
 import polars as pl
 from dagster import (
-    AssetDep,
-    AssetExecutionContext,
-    MaterializeResult,
-    asset,
+    AssetKey,
+    AssetsDefinition,
+    Config,
+    DynamicOut,
+    DynamicOutput,
+    GraphIn,
+    GraphOut,
+    In,
+    MetadataValue,
+    Nothing,
+    OpExecutionContext,
+    Out,
+    Output,
+    graph,
+    op,
 )
+from pydantic import Field
 
 from graphrag_common.ids import keep_short_ids
 
 from ...core.chunking import chunk_documents
 from ...core.extraction.offline import extract_offline
 from ...core.inputs import given_title
+from ...core.shards import balanced_shards
 from ...fingerprints import code_version, current_fingerprints
 from ...llm.errors import failure_frame
 from ...llm_stages.extraction import extract_with_llm
 from ...settings import IndexSettings
-from ...storage.schema import SOURCE_COLUMNS, TABLES
+from ...storage.duckdb_store import IndexStore
+from ...storage.schema import LLM_FAILURE_COLUMNS, SOURCE_COLUMNS, TABLES, conform
 from ..automation import FOLLOW_SOURCES
 from ..checks import (
     EXTRACTION_CALLS_SUCCEEDED,
@@ -38,12 +62,14 @@ from ..checks import (
     calls_succeeded,
     text_units_belong_to_documents,
 )
-from ..metadata import table_metadata, tables_metadata
-from ..partitions import ALL_SOURCES
+from ..jobs import STEP_RETRIES
+from ..metadata import markdown_preview, table_metadata, tables_metadata
+from ..partitions import ALL_SOURCES, DUCKDB_POOL
 from ..resources import IndexDatabase, LLMResource
 from .shared import (
+    CHUNKING_AND_EXTRACTION,
+    CHUNKING_AND_EXTRACTION_PLAN,
     GRAPH_ASSET_OPTIONS,
-    RebuildConfig,
     failure_rows,
     retract_deleted_sources,
     utc_now,
@@ -51,173 +77,421 @@ from .shared import (
 )
 
 EXTRACTION_TABLES = ["extracted_entities", "extracted_relationships", "covariates"]
+# A step chunks and extracts at most this much text at a time (about 2M tokens), each batch
+# written in its own transaction.
+BATCH_CHARACTERS = 8_000_000
 
 
-@asset(
-    deps=[AssetDep("documents", partition_mapping=ALL_SOURCES)],
-    code_version=code_version("chunking", "text_units"),
-    description="Token chunks of the documents read since the last build (tiktoken cl100k_base, offline).",
-    kinds={"duckdb", "polars"},
-    check_specs=[TEXT_UNITS_BELONG_TO_DOCUMENTS],
-    automation_condition=FOLLOW_SOURCES,
-    **GRAPH_ASSET_OPTIONS,
-)
-def text_units(
-    context: AssetExecutionContext, config: RebuildConfig, settings: IndexSettings, database: IndexDatabase
-) -> MaterializeResult:
+class ChunkingAndExtractionConfig(Config):
+    """Run config of the plan step (``graphrag-index --rebuild chunking|extraction``)."""
+
+    rebuild_chunking: bool = Field(default=False, description="Chunk every source of the corpus again.")
+    rebuild_extraction: bool = Field(default=False, description="Extract every source of the corpus again.")
+
+
+@dataclass
+class ShardWork:
+    """Sources of one shard: those to chunk (then extract), and those only to extract."""
+
+    corpus: str
+    to_chunk: list[str]
+    to_extract: list[str]
+
+
+@dataclass
+class ShardDone:
+    """What a shard (or the plan step doing the work itself) chunked and extracted."""
+
+    sources_chunked: int = 0
+    documents: int = 0
+    tokens: int = 0
+    sources_extracted: int = 0
+    entity_records: int = 0
+    relationship_records: int = 0
+    claims: int = 0
+    text_units_extracted: int = 0
+    failures: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=LLM_FAILURE_COLUMNS))
+    method: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def plus(self, other: "ShardDone") -> "ShardDone":
+        counts = {
+            name: getattr(self, name) + getattr(other, name)
+            for name in (
+                "sources_chunked",
+                "documents",
+                "tokens",
+                "sources_extracted",
+                "entity_records",
+                "relationship_records",
+                "claims",
+                "text_units_extracted",
+            )
+        }
+        return ShardDone(
+            **counts,
+            failures=pl.concat([self.failures, other.failures]),
+            method=summed(self.method, other.method),
+            seconds=max(self.seconds, other.seconds),
+        )
+
+
+def summed(first: dict, second: dict) -> dict:
+    """Two shards' metadata in one: numbers added (LLM calls, tokens, cost), nested counts
+    too, other values as the first has them."""
+    merged = dict(second) | dict(first)
+    for key, value in second.items():
+        if key in first and isinstance(value, dict) and isinstance(first[key], dict):
+            merged[key] = summed(first[key], value)
+        elif key in first and isinstance(value, int | float) and not isinstance(value, bool):
+            merged[key] = first[key] + value
+    return merged
+
+
+def chunk_sources(
+    store: IndexStore, settings: IndexSettings, corpus: str, docs: pl.DataFrame, sources: list[str]
+) -> tuple[pl.DataFrame, pl.DataFrame, ShardDone]:
+    """The text units of these sources' documents (``docs``) and the sources' rows saying so."""
+    docs = docs.filter(pl.col("source_partition").is_in(sources))
+    units = chunk_documents(docs, settings.chunking()).with_columns(
+        pl.lit([], pl.List(pl.String)).alias("entity_ids"), pl.lit([], pl.List(pl.String)).alias("relationship_ids")
+    )
+    units = conform(TABLES["text_units"], keep_short_ids(units, store.short_ids("text_units", [corpus])))
+    rows = (
+        docs.group_by("corpus", "source_partition")
+        .agg(pl.col("source_path").first(), pl.col("source_hash").first(), pl.col("id").n_unique().alias("documents"))
+        .join(units.group_by("source_partition").agg(pl.len().alias("text_units")), on="source_partition", how="left")
+        .with_columns(
+            pl.col("text_units").fill_null(0),
+            pl.lit(None, pl.String).alias("settings_hash"),
+            pl.lit(utc_now()).alias("indexed_at"),
+        )
+    )
+    done = ShardDone(sources_chunked=len(sources), documents=docs.height, tokens=int(units["n_tokens"].sum() or 0))
+    return units, conform(TABLES["sources"], rows.select(list(SOURCE_COLUMNS))), done
+
+
+@dataclass
+class Extracted:
+    entities: pl.DataFrame
+    relationships: pl.DataFrame
+    claims: pl.DataFrame
+    failures: pl.DataFrame  # llm_failures rows, scoped by source partition
+
+
+def extract_units(
+    context: OpExecutionContext,
+    store: IndexStore,
+    llm: LLMResource,
+    corpus: str,
+    units: pl.DataFrame,
+    docs: pl.DataFrame,
+) -> tuple[Extracted, ShardDone]:
+    """The records of these text units (their documents: ``docs``), by the LLM or offline."""
+    llm_settings = llm.get_settings()
+    failures = failure_rows(failure_frame([]), "")
+    claims = pl.DataFrame(schema=TABLES["covariates"].columns)
+    if llm_settings.enabled:
+        with llm.session(store, corpus, context.run.run_id) as session:
+            entities, relationships, claims, failed = extract_with_llm(
+                session.client,
+                units,
+                llm_settings.entity_type_list(),
+                llm_settings.gleanings,
+                llm_settings.claim_description if llm_settings.claims else None,
+            )
+        # Claims already indexed keep their short numbers (reports and answers cite them).
+        claims = keep_short_ids(claims, store.short_ids("covariates", [corpus]))
+        scopes = dict(zip(units["id"], units["source_partition"]))
+        failures = failure_rows(failed, pl.col("item_id").replace_strict(scopes, return_dtype=pl.String))
+        for failure in failures.iter_rows(named=True):
+            context.log.error(
+                f"LLM {failure['stage']} failed for text unit {failure['item_id']} of {failure['scope']}: "
+                f"{failure['error']}"
+            )
+        method = {"method": f"llm ({llm_settings.model_for('extraction')})"} | session.usage.metadata()
+    else:
+        # A document's given title is an entity of each of its text units.
+        titles = {
+            row["id"]: title
+            for row in docs.select("id", "title", "source_path").iter_rows(named=True)
+            if (title := given_title(row["title"], row["source_path"]))
+        }
+        entities, relationships = extract_offline(units, titles)
+        method = {"method": "offline (rule-based English, jieba Chinese); no LLM calls", "llm_calls": 0}
+    done = ShardDone(
+        entity_records=entities.height,
+        relationship_records=relationships.height,
+        claims=claims.height,
+        text_units_extracted=units.height,
+        failures=failures,
+        method=method,
+    )
+    return Extracted(entities, relationships, claims, failures), done
+
+
+def chunk_and_extract_batch(
+    context: OpExecutionContext,
+    store: IndexStore,
+    settings: IndexSettings,
+    llm: LLMResource,
+    corpus: str,
+    to_chunk: list[str],
+    to_extract: list[str],
+) -> ShardDone:
+    """Chunk ``to_chunk``, then extract them and ``to_extract`` (chunked before), and write
+    it all in one transaction (no other writer deletes rows of the same tables meanwhile,
+    so shards' commits do not conflict). A source with a failed text unit is not marked
+    extracted, so the next build extracts it again (only the failed calls: the others are
+    cached)."""
+    batch = sorted(to_chunk + to_extract)
+    docs = store.read_table("documents", "source_partition", batch)
+    units = store.read_table("text_units", "source_partition", to_extract)
+    rows = store.read_table("sources", "source_partition", to_extract)
+    done = ShardDone()
+    if to_chunk:
+        new_units, new_rows, done = chunk_sources(store, settings, corpus, docs, to_chunk)
+        units, rows = pl.concat([units, new_units]), pl.concat([rows, new_rows])
+    extracted, extraction = extract_units(context, store, llm, corpus, units, docs)
+    failed = set(extracted.failures["scope"].to_list())
+    reading = str(current_fingerprints(settings)["reading"])
+    rows = rows.with_columns(
+        pl.when(pl.col("source_partition").is_in(sorted(failed)))
+        .then(pl.lit(None, pl.String))
+        .otherwise(pl.lit(reading))
+        .alias("settings_hash"),
+        pl.lit(utc_now()).alias("indexed_at"),
+    )
+    with store.transaction() as tx:
+        tx.replace("text_units", units.filter(pl.col("source_partition").is_in(to_chunk)), to_chunk)
+        tx.replace("extracted_entities", extracted.entities, batch)
+        tx.replace("extracted_relationships", extracted.relationships, batch)
+        tx.replace("covariates", extracted.claims, batch)
+        tx.replace("llm_failures", extracted.failures, batch)
+        tx.replace("sources", rows, batch)
+    extraction.sources_extracted = len(set(batch) - failed)
+    return done.plus(extraction)
+
+
+def batches(sizes: pl.DataFrame, sources: list[str], limit: int = BATCH_CHARACTERS) -> list[list[str]]:
+    """``sources`` in partition order, cut into runs of at most ``limit`` characters (a
+    larger source is a batch of its own)."""
+    characters = dict(sizes.select("source_partition", "characters").iter_rows())
+    cut, current, total = [], [], 0
+    for source in sorted(sources):
+        size = int(characters.get(source) or 0)
+        if current and total + size > limit:
+            cut.append(current)
+            current, total = [], 0
+        current.append(source)
+        total += size
+    return cut + ([current] if current else [])
+
+
+def chunk_and_extract(
+    context: OpExecutionContext,
+    store: IndexStore,
+    settings: IndexSettings,
+    llm: LLMResource,
+    work: ShardWork,
+) -> ShardDone:
+    """Chunk then extract a shard's sources, a batch at a time."""
     started = time.perf_counter()
-    corpus = context.partition_key
-    with database.store() as store:
-        store.ensure_schema()
-        retract_deleted_sources(context, store, corpus)
-        if why_redo_everything(context, store, settings, "chunking", config):
-            to_chunk = store.read(
-                "SELECT DISTINCT source_partition FROM documents WHERE corpus = ? ORDER BY 1", [corpus]
-            )["source_partition"].to_list()
-        else:
-            to_chunk = store.sources_not_extracted(corpus).filter(~pl.col("chunked"))["source_partition"].to_list()
-        docs = store.read_table("documents", "source_partition", to_chunk)
-        units = chunk_documents(docs, settings.chunking()).with_columns(
-            pl.lit([], pl.List(pl.String)).alias("entity_ids"), pl.lit([], pl.List(pl.String)).alias("relationship_ids")
-        )
-        units = keep_short_ids(units, store.short_ids("text_units", [corpus]))
-        chunked = (
-            docs.group_by("corpus", "source_partition")
-            .agg(
-                pl.col("source_path").first(), pl.col("source_hash").first(), pl.col("id").n_unique().alias("documents")
-            )
-            .join(
-                units.group_by("source_partition").agg(pl.len().alias("text_units")), on="source_partition", how="left"
-            )
-            .with_columns(
-                pl.col("text_units").fill_null(0),
-                pl.lit(None, pl.String).alias("settings_hash"),
-                pl.lit(utc_now()).alias("indexed_at"),
-            )
-        )
-        with store.transaction() as tx:
-            tx.replace("text_units", units, to_chunk)
-            tx.replace("sources", chunked.select(list(SOURCE_COLUMNS)), to_chunk)
-        return MaterializeResult(
-            metadata=table_metadata("text_units", units, ["id", "n_tokens", "text"])
-            | {
-                "sources_chunked": len(to_chunk),
-                "documents": docs.height,
-                "tokens": int(units["n_tokens"].sum() or 0),
-                "seconds": time.perf_counter() - started,
-            },
-            check_results=[text_units_belong_to_documents(store, corpus)],
-        )
+    sizes = source_sizes(store, work.corpus, work.to_chunk + work.to_extract)
+    done = ShardDone()
+    chunk_set = set(work.to_chunk)
+    for batch in batches(sizes, sorted(set(work.to_chunk) | set(work.to_extract))):
+        to_chunk = [source for source in batch if source in chunk_set]
+        to_extract = [source for source in batch if source not in chunk_set]
+        done = done.plus(chunk_and_extract_batch(context, store, settings, llm, work.corpus, to_chunk, to_extract))
+    done.seconds = time.perf_counter() - started
+    return done
 
 
-@asset(
-    deps=[text_units],
-    code_version=code_version("extraction", "extractions"),
-    description=(
-        "Per-text-unit entity and relationship records of the sources not yet extracted: by the LLM "
-        "when GRAPHRAG_LLM_MODEL is set (structured extraction plus gleaning), otherwise offline (proper "
-        "nouns and noun phrases for English, jieba part-of-speech for Chinese). With GRAPHRAG_LLM_CLAIMS, "
-        "also the claims of each text unit (table covariates). Marks each source fully indexed."
-    ),
-    kinds={"duckdb", "polars"},
-    check_specs=[EXTRACTION_CALLS_SUCCEEDED],
-    automation_condition=FOLLOW_SOURCES,
-    **GRAPH_ASSET_OPTIONS,
+def source_sizes(store: IndexStore, corpus: str, sources: list[str]) -> pl.DataFrame:
+    """(source_partition, characters) of these sources' documents."""
+    return store.read(
+        "SELECT source_partition, sum(length(text)) AS characters FROM documents "
+        "WHERE corpus = ? AND source_partition IN (SELECT unnest(?)) GROUP BY 1",
+        [corpus, sources],
+    )
+
+
+@op(
+    name=CHUNKING_AND_EXTRACTION_PLAN,
+    ins={"documents": In(Nothing)},
+    out={"shards": DynamicOut(ShardWork), "done_here": Out(ShardDone)},
+    pool=DUCKDB_POOL,
+    retry_policy=STEP_RETRIES,
+    description="Retract deleted sources, find what to chunk and extract, and do it here or hand out shards.",
 )
-def extractions(
-    context: AssetExecutionContext,
-    config: RebuildConfig,
+def plan_chunking_and_extraction(
+    context: OpExecutionContext,
+    config: ChunkingAndExtractionConfig,
     settings: IndexSettings,
     database: IndexDatabase,
     llm: LLMResource,
-) -> MaterializeResult:
-    started = time.perf_counter()
+):
     corpus = context.partition_key
     with database.store() as store:
         store.ensure_schema()
         retract_deleted_sources(context, store, corpus)
         waiting = store.sources_not_extracted(corpus)
-        if why_redo_everything(context, store, settings, "extraction", config):
-            pending = store.read("SELECT source_partition FROM sources WHERE corpus = ? ORDER BY 1", [corpus])[
+        if why_redo_everything(context, store, settings, "chunking", config.rebuild_chunking):
+            to_chunk = store.read(
+                "SELECT DISTINCT source_partition FROM documents WHERE corpus = ? ORDER BY 1", [corpus]
+            )["source_partition"].to_list()
+        else:
+            to_chunk = waiting.filter(~pl.col("chunked"))["source_partition"].to_list()
+        if why_redo_everything(context, store, settings, "extraction", config.rebuild_extraction):
+            to_extract = store.read("SELECT source_partition FROM sources WHERE corpus = ? ORDER BY 1", [corpus])[
                 "source_partition"
             ].to_list()
         else:
-            pending = waiting.filter("chunked")["source_partition"].to_list()
-        unchunked = waiting.filter(~pl.col("chunked"))["source_partition"].to_list()
-        if unchunked:
-            context.log.warning(
-                f"{len(unchunked)} source(s) read but not chunked yet, left for text_units: {unchunked[:10]}"
-            )
-        units = store.read_table("text_units", "source_partition", pending)
-        llm_settings = llm.get_settings()
-        failures = failure_rows(failure_frame([]), "")
-        claims = pl.DataFrame(schema=TABLES["covariates"].columns)
-        if llm_settings.enabled:
-            with llm.session(store, corpus, context.run.run_id) as session:
-                extracted_entities, extracted_relationships, claims, failed = extract_with_llm(
-                    session.client,
-                    units,
-                    llm_settings.entity_type_list(),
-                    llm_settings.gleanings,
-                    llm_settings.claim_description if llm_settings.claims else None,
-                )
-            # Claims already indexed keep their short numbers (reports and answers cite them).
-            claims = keep_short_ids(claims, store.short_ids("covariates", [corpus]))
-            scopes = dict(zip(units["id"], units["source_partition"]))
-            failures = failure_rows(failed, pl.col("item_id").replace_strict(scopes, return_dtype=pl.String))
-            for failure in failures.iter_rows(named=True):
-                context.log.error(
-                    f"LLM {failure['stage']} failed for text unit {failure['item_id']} of {failure['scope']}: "
-                    f"{failure['error']}"
-                )
-            method = {"method": f"llm ({llm_settings.model_for('extraction')})"} | session.usage.metadata()
-        else:
-            # A document's given title is an entity of each of its text units.
-            documents = store.read_table("documents", "source_partition", pending).select("id", "title", "source_path")
-            titles = {
-                row["id"]: title
-                for row in documents.iter_rows(named=True)
-                if (title := given_title(row["title"], row["source_path"]))
-            }
-            extracted_entities, extracted_relationships = extract_offline(units, titles)
-            method = {"method": "offline (rule-based English, jieba Chinese); no LLM calls", "llm_calls": 0}
-        # A source with a failed text unit stays (or, extracted again, becomes) not extracted,
-        # so the next build retries it (only the failed calls: the others are cached).
-        failed_sources = sorted(set(failures["scope"].to_list()))
-        extracted = sorted(set(pending) - set(failed_sources))
-        with store.transaction() as tx:
-            tx.replace("extracted_entities", extracted_entities, pending)
-            tx.replace("extracted_relationships", extracted_relationships, pending)
-            tx.replace("covariates", claims, pending)
-            tx.replace("llm_failures", failures, pending)
-            tx.execute(
-                "UPDATE sources SET settings_hash = NULL WHERE source_partition IN (SELECT unnest(?))", [failed_sources]
-            )
-            tx.execute(
-                "UPDATE sources SET settings_hash = ?, indexed_at = now() WHERE source_partition IN (SELECT unnest(?))",
-                [str(current_fingerprints(settings)["reading"]), extracted],
-            )
+            to_extract = waiting.filter("chunked")["source_partition"].to_list()
+        to_extract = sorted(set(to_extract) - set(to_chunk))
+        sizes = source_sizes(store, corpus, to_chunk + to_extract)
+        count = settings.shards_for(int(sizes["characters"].sum() or 0))
+        if count == 1:
+            done = chunk_and_extract(context, store, settings, llm, ShardWork(corpus, to_chunk, to_extract))
+            yield Output(done, "done_here")
+            return
+    chunk_set = set(to_chunk)
+    shards = balanced_shards(sizes, count)
+    context.log.info(f"{len(to_chunk) + len(to_extract)} source(s) to chunk or extract in {len(shards)} shards")
+    for number, members in enumerate(shards):
+        work = ShardWork(corpus, [s for s in members if s in chunk_set], [s for s in members if s not in chunk_set])
+        yield DynamicOutput(work, output_name="shards", mapping_key=f"shard_{number}")
+    yield Output(ShardDone(), "done_here")
+
+
+@op(description="Chunk and extract one shard's sources and write their rows.", retry_policy=STEP_RETRIES)
+def chunk_and_extract_shard(
+    context: OpExecutionContext, work: ShardWork, settings: IndexSettings, database: IndexDatabase, llm: LLMResource
+) -> ShardDone:
+    with database.store() as store:
+        # The shards share the machine's cores: DuckDB's threads (one per core by default)
+        # would otherwise outnumber them and spin waiting for each other.
+        threads = max(1, (os.cpu_count() or 1) // settings.parallel_shards())
+        store.open_connection.execute(f"SET threads = {threads}")
+        return chunk_and_extract(context, store, settings, llm, work)
+
+
+@op(
+    ins={"done_here": In(ShardDone), "shards_done": In(list[ShardDone])},
+    out={
+        "text_units": Out(Nothing),
+        "extractions": Out(Nothing),
+        "text_units_text_units_belong_to_documents": Out(Nothing),
+        "extractions_extraction_calls_succeeded": Out(Nothing),
+    },
+    pool=DUCKDB_POOL,
+    retry_policy=STEP_RETRIES,
+    description="Check what the shards wrote and describe both assets.",
+)
+def record_text_units_and_extractions(
+    context: OpExecutionContext, done_here: ShardDone, shards_done: list[ShardDone], database: IndexDatabase
+):
+    corpus = context.partition_key
+    done = done_here
+    for shard in shards_done:
+        done = done.plus(shard)
+    with database.store() as store:
+        units_preview = store.read(
+            "SELECT id, n_tokens, text FROM text_units WHERE corpus = ? ORDER BY human_readable_id DESC LIMIT 5",
+            [corpus],
+        )
+        text_unit_rows = store.read("SELECT count(*) AS n FROM text_units WHERE corpus = ?", [corpus])["n"][0]
         # The asset is the corpus's extraction records, not only this run's.
         corpus_rows = {
             name: store.read(f"SELECT count(*) AS n FROM {name} WHERE corpus = ?", [corpus])["n"][0]
             for name in EXTRACTION_TABLES
         }
-        return MaterializeResult(
-            metadata=method
-            | tables_metadata(corpus_rows)
-            | {
-                "sources_extracted": len(extracted),
-                "sources_with_failures": len(pending) - len(extracted),
-                "sources_read_not_chunked": len(unchunked),
-                "entity_records": extracted_entities.height,
-                "relationship_records": extracted_relationships.height,
-                "claims": claims.height,
-                "text_units": units.height,
-                "failed_text_units": failures["item_id"].n_unique(),
-                "seconds": time.perf_counter() - started,
-                "preview": table_metadata("extracted_entities", extracted_entities, ["title", "type", "description"])[
-                    "preview"
-                ],
-            },
-            check_results=[calls_succeeded(EXTRACTION_CALLS_SUCCEEDED, failures)],
+        entity_preview = store.read(
+            "SELECT title, type, description FROM extracted_entities WHERE corpus = ? LIMIT 5", [corpus]
         )
+        orphans = text_units_belong_to_documents(store, corpus)
+    shards = {"shards": max(len(shards_done), 1)}
+    yield Output(
+        None,
+        "text_units",
+        metadata=table_metadata("text_units", units_preview, ["id", "n_tokens", "text"])
+        | {
+            "dagster/row_count": int(text_unit_rows),
+            "sources_chunked": done.sources_chunked,
+            "documents": done.documents,
+            "tokens": done.tokens,
+            "seconds": done.seconds,
+        }
+        | shards,
+    )
+    yield orphans
+    yield Output(
+        None,
+        "extractions",
+        metadata=(done.method or {"method": "nothing to extract", "llm_calls": 0})
+        | tables_metadata(corpus_rows)
+        | {
+            "sources_extracted": done.sources_extracted,
+            "sources_with_failures": done.failures["scope"].n_unique(),
+            "entity_records": done.entity_records,
+            "relationship_records": done.relationship_records,
+            "claims": done.claims,
+            "text_units": done.text_units_extracted,
+            "failed_text_units": done.failures["item_id"].n_unique(),
+            "seconds": done.seconds,
+            "preview": MetadataValue.md(markdown_preview(entity_preview, ["title", "type", "description"])),
+        }
+        | shards,
+    )
+    yield calls_succeeded(EXTRACTION_CALLS_SUCCEEDED, done.failures)
+
+
+CHECK_OUTPUTS = ("text_units_text_units_belong_to_documents", "extractions_extraction_calls_succeeded")
+
+
+@graph(
+    name=CHUNKING_AND_EXTRACTION,
+    ins={"documents": GraphIn(description="The source files read.")},
+    out={name: GraphOut() for name in ("text_units", "extractions", *CHECK_OUTPUTS)},
+)
+def chunking_and_extraction(documents):
+    shards, done_here = plan_chunking_and_extraction(documents)
+    shards_done = shards.map(chunk_and_extract_shard).collect()
+    text_units, extractions, text_units_check, extractions_check = record_text_units_and_extractions(
+        done_here, shards_done
+    )
+    return {
+        "text_units": text_units,
+        "extractions": extractions,
+        "text_units_text_units_belong_to_documents": text_units_check,
+        "extractions_extraction_calls_succeeded": extractions_check,
+    }
+
+
+KINDS = {"dagster/kind/duckdb": "", "dagster/kind/polars": ""}
+text_units_and_extractions = AssetsDefinition.from_graph(
+    chunking_and_extraction,
+    keys_by_input_name={"documents": AssetKey("documents")},
+    keys_by_output_name={"text_units": AssetKey("text_units"), "extractions": AssetKey("extractions")},
+    internal_asset_deps={"text_units": {AssetKey("documents")}, "extractions": {AssetKey("text_units")}},
+    partitions_def=GRAPH_ASSET_OPTIONS["partitions_def"],
+    partition_mappings={"documents": ALL_SOURCES},
+    group_name=GRAPH_ASSET_OPTIONS["group_name"],
+    descriptions_by_output_name={
+        "text_units": "Token chunks of the documents read since the last build (tiktoken cl100k_base, offline).",
+        "extractions": (
+            "Per-text-unit entity and relationship records of the sources not yet extracted: by the LLM "
+            "when GRAPHRAG_LLM_MODEL is set (structured extraction plus gleaning), otherwise offline (proper "
+            "nouns and noun phrases for English, jieba part-of-speech for Chinese). With GRAPHRAG_LLM_CLAIMS, "
+            "also the claims of each text unit (table covariates). Marks each source fully indexed."
+        ),
+    },
+    tags_by_output_name={"text_units": KINDS, "extractions": KINDS},
+    automation_conditions_by_output_name={"text_units": FOLLOW_SOURCES, "extractions": FOLLOW_SOURCES},
+    code_versions_by_output_name={
+        "text_units": code_version("chunking", "text_units"),
+        "extractions": code_version("extraction", "extractions"),
+    },
+    check_specs=[TEXT_UNITS_BELONG_TO_DOCUMENTS, EXTRACTION_CALLS_SUCCEEDED],
+)
