@@ -105,6 +105,7 @@ def step_seconds(dagster_home: Path) -> dict:
     from dagster._core.events import DagsterEventType
 
     runs = {}
+    os.environ["DAGSTER_HOME"] = str(dagster_home)  # the instance's storage finds its folders by it
     with DagsterInstance.from_config(str(dagster_home)) as instance:
         for run in instance.get_runs():
             records = instance.all_logs(run.run_id)
