@@ -404,7 +404,7 @@ def _worth_shards(settings: IndexSettings, corpus: str) -> bool:
     pending = settings.store().read(
         "SELECT coalesce(sum(length(d.text)), 0) AS characters FROM documents d "
         "LEFT JOIN sources s ON s.source_partition = d.source_partition "
-        "WHERE d.corpus = ? AND s.settings_hash IS NULL",
+        "WHERE d.corpus = ? AND coalesce(s.status, 'read') != 'extracted'",
         [corpus],
     )["characters"][0]
     return settings.shards_for(int(pending)) > 1

@@ -105,9 +105,14 @@ def test_an_index_from_an_older_version_gains_new_columns_and_keeps_its_rows(tmp
     with duckdb.connect(str(path)) as connection:
         connection.execute("CREATE TABLE community_reports (id VARCHAR, corpus VARCHAR, title VARCHAR)")
         connection.execute("INSERT INTO community_reports VALUES ('r1', 'c', 'Old report')")
+        # Sources before their status column: a row once chunked, the fingerprint once extracted.
+        connection.execute("CREATE TABLE sources (source_partition VARCHAR, settings_hash VARCHAR)")
+        connection.execute("INSERT INTO sources VALUES ('c/done.txt', 'fingerprint'), ('c/failed.txt', NULL)")
     IndexStore(path).ensure_schema()
     with duckdb.connect(str(path), read_only=True) as connection:
         columns = [row[0] for row in connection.execute("DESCRIBE community_reports").fetchall()]
         rows = connection.execute("SELECT id, title, input_hash FROM community_reports").fetchall()
+        statuses = connection.execute("SELECT source_partition, status FROM sources ORDER BY 1").fetchall()
     assert set(TABLES["community_reports"].columns) <= set(columns)
     assert rows == [("r1", "Old report", None)]
+    assert statuses == [("c/done.txt", "extracted"), ("c/failed.txt", "failed")]

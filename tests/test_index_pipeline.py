@@ -132,14 +132,16 @@ def test_extractions_from_the_ui_chunk_and_extract_a_file_read_again_and_the_nex
     )
     assets = build_definitions(settings).resolve_implicit_global_asset_job_def()
     assets.execute_in_process(instance=instance, asset_selection=[AssetKey("documents")], partition_key=key)
+    status = (
+        f"SELECT status, settings_hash IS NOT NULL AS indexed, text_units FROM sources WHERE source_partition = '{key}'"
+    )
+    assert _table(settings, status).rows() == [("read", False, None)]
     selection = AssetSelection.assets("extractions").required_multi_asset_neighbors()
     assert selection.resolve(assets.asset_layer.asset_graph) == {AssetKey("text_units"), AssetKey("extractions")}
     assert assets.execute_in_process(
         instance=instance, asset_selection=[AssetKey("text_units"), AssetKey("extractions")], partition_key="default"
     ).success
-    assert _table(settings, f"SELECT settings_hash IS NOT NULL AS done FROM sources WHERE source_partition = '{key}'")[
-        "done"
-    ].to_list() == [True]
+    assert _table(settings, status).rows() == [("extracted", True, 1)]
     extraction = instance.get_latest_materialization_event(AssetKey("extractions")).asset_materialization.metadata
     chunking = instance.get_latest_materialization_event(AssetKey("text_units")).asset_materialization.metadata
     assert chunking["sources_chunked"].value == 1 and extraction["sources_extracted"].value == 1

@@ -128,7 +128,10 @@ def test_failed_calls_are_recorded_checked_and_retried_alone(fake_llm, input_dir
     assert len(failures) == 1 and failures[0][1] == "extraction" and "HTTP 500" in failures[0][2]
     failed_source = failures[0][0]
     # The source with the failed text unit is chunked but not marked extracted, and the check says so.
-    assert _sql(settings, f"SELECT settings_hash FROM sources WHERE source_partition = '{failed_source}'") == [(None,)]
+    assert _sql(
+        settings,
+        f"SELECT status, settings_hash, text_units > 0 FROM sources WHERE source_partition = '{failed_source}'",
+    ) == [("failed", None, True)]
     from dagster import AssetCheckKey, AssetKey
     from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 

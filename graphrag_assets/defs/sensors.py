@@ -198,7 +198,8 @@ def consistency_sensor(context: SensorEvaluationContext):
             indexed = connection.execute("SELECT source_partition, source_hash, settings_hash FROM sources").pl()
         hashes = {s.partition_key: s.read_hash() for s in on_disk}
         # Settings hashes are compared by graphrag-index; here only the bytes matter, and whether
-        # the source was completely indexed (NULL: a text unit's extraction failed; read it again).
+        # the source was completely indexed (a settings hash: status extracted, also in snapshots
+        # older than the status column; NULL: read again).
         complete = pl.when(pl.col("settings_hash").is_not_null()).then(pl.lit("any"))
         stale = {
             s.partition_key

@@ -33,7 +33,7 @@ from graphrag_common.lexical import search_term_rows
 from ..core.embedding import EMBEDDING_COLUMNS, Embedder, embed_missing, embedding_inputs
 from ..core.extraction.names import name_key
 from ..core.extraction.offline import extract_offline
-from ..storage.schema import TABLES
+from ..storage.schema import SOURCE_EXTRACTED, TABLES
 
 _IDS = pl.List(pl.String)
 _FINDING_FIELDS = ("explanation", "summary")  # graphrag's order of a finding's fields
@@ -275,6 +275,7 @@ def graphrag_to_tables(
         pl.lit(IMPORTED_SOURCES).alias("settings_hash"),
         pl.col("text_units").fill_null(0),
         pl.lit(imported_at).alias("indexed_at"),
+        pl.lit(SOURCE_EXTRACTED).alias("status"),
     )
     return {
         "documents": _ours("documents", documents),

@@ -33,7 +33,7 @@ import polars as pl
 from graphrag_common.ids import content_hash
 
 from .location import IndexLocation
-from .schema import TABLES, conform, create_statement, duckdb_type
+from .schema import SOURCE_EXTRACTED, SOURCE_READ, TABLES, conform, create_statement, duckdb_type
 
 # A commit another writer's commit conflicted with is applied again, at most this many times,
 # after a growing random pause.
@@ -165,6 +165,8 @@ class IndexStore:
                 for name, dtype in table.columns.items():
                     if (table.name, name) not in present:
                         connection.execute(f'ALTER TABLE "{table.name}" ADD COLUMN "{name}" {duckdb_type(dtype)}')
+                        if name in table.backfill:
+                            connection.execute(f'UPDATE "{table.name}" SET "{name}" = {table.backfill[name]}')
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
@@ -213,17 +215,17 @@ class IndexStore:
         return content_hash(frame.write_csv())
 
     def sources_not_extracted(self, corpus: str) -> pl.DataFrame:
-        """(source_partition, chunked) of every source of a corpus read since the last build
-        and not yet extracted: new or changed files (a changed reading fingerprint makes
-        ``graphrag-index`` read the files again), and sources with a failed text unit.
-        ``chunked`` is false until the corpus's ``text_units`` step has chunked what was read.
-        A source indexed with other settings is not listed: only reading it again, with the
-        settings of the moment, makes it pending, so no step stamps new settings on rows
-        built with old ones."""
+        """(source_partition, status) of every source of a corpus read since the last build
+        and not yet extracted: new or changed files, ``read`` (a changed reading fingerprint
+        makes ``graphrag-index`` read the files again), and sources with a failed text unit,
+        ``failed`` (chunked already). A source indexed with other settings is not listed: only
+        reading it again, with the settings of the moment, makes it pending, so no step
+        stamps new settings on rows built with old ones."""
         return self.read(
-            "SELECT DISTINCT d.source_partition, s.source_partition IS NOT NULL AS chunked FROM documents d "
+            f"SELECT DISTINCT d.source_partition, coalesce(s.status, '{SOURCE_READ}') AS status FROM documents d "
             "LEFT JOIN sources s ON s.source_partition = d.source_partition "
-            "WHERE d.corpus = ? AND s.settings_hash IS NULL ORDER BY d.source_partition",
+            f"WHERE d.corpus = ? AND coalesce(s.status, '{SOURCE_READ}') != '{SOURCE_EXTRACTED}' "
+            "ORDER BY d.source_partition",
             [corpus],
         )
 

@@ -7,7 +7,8 @@ Dagster partitions, and content hashes used for incremental work.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -31,8 +32,16 @@ class Table:
     partition_column: str | None  # rows of one Dagster partition share its value; None: rows are only added
     primary_key: tuple[str, ...]
     description: str
+    # SQL that fills a column an older index does not have yet, when ensure_schema adds it
+    # (other new columns are NULL).
+    backfill: Mapping[str, str] = field(default_factory=dict)
 
 
+# sources.status: how far a source file got. Read: its documents are stored, the corpus's
+# graph build has not chunked it yet. Extracted: chunked and every text unit extracted (the
+# file counts as indexed). Failed: chunked, and a text unit's LLM call failed; the next build
+# extracts it again.
+SOURCE_READ, SOURCE_EXTRACTED, SOURCE_FAILED = "read", "extracted", "failed"
 SOURCE_COLUMNS = {
     "corpus": pl.String,
     "source_partition": pl.String,
@@ -42,6 +51,7 @@ SOURCE_COLUMNS = {
     "documents": pl.Int64,
     "text_units": pl.Int64,
     "indexed_at": pl.Datetime("us", "UTC"),
+    "status": pl.String,
 }
 SOURCE_ERROR_COLUMNS = {
     "corpus": pl.String,
@@ -126,10 +136,11 @@ TABLES = {
             SOURCE_COLUMNS,
             "source_partition",
             ("source_partition",),
-            (
-                "Source files chunked (settings_hash NULL) or fully indexed (the reading fingerprint they were indexed "
-                "with), with their content hash."
-            ),
+            "Source files read, and how far each got (status), with their content hash.",
+            # Indexes made before the column: a row was written once a file was chunked.
+            backfill={
+                "status": f"CASE WHEN settings_hash IS NULL THEN '{SOURCE_FAILED}' ELSE '{SOURCE_EXTRACTED}' END"
+            },
         ),
         Table(
             "source_errors",
@@ -282,13 +293,14 @@ COLUMN_DESCRIPTIONS = {
         "source_text": "Quotation from the text unit that supports the claim.",
     },
     "sources": {
-        "settings_hash": (
-            "Reading fingerprint the file was fully indexed with; NULL while chunked but not yet extracted (or a "
-            "text unit's LLM call failed)."
-        ),
+        "settings_hash": "Reading fingerprint the file was indexed with; NULL until every text unit is extracted.",
         "documents": "Number of documents read from the file.",
-        "text_units": "Number of text units cut from the file.",
+        "text_units": "Number of text units cut from the file (NULL until chunked).",
         "indexed_at": "When the file's row was last written.",
+        "status": (
+            "read (documents stored, chunking and extraction pending), extracted (every text unit extracted: "
+            "indexed) or failed (a text unit's LLM call failed; the next build extracts it again)."
+        ),
     },
     "source_errors": {
         "error": (

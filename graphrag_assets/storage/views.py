@@ -163,9 +163,8 @@ VIEWS = [
         taken_from("sources", corpus="corpus", source_partition="source_partition", source_path="source_path")
         | {
             "status": (
-                "'indexed'; 'extraction pending' (chunked, the next graph build extracts it); 'LLM calls failed' "
-                "(the next build retries them); 'graph build pending' (read, not yet chunked); 'unreadable' (see "
-                "error)."
+                "'indexed'; 'LLM calls failed' (the next build retries them); 'graph build pending' (read, not yet "
+                "chunked); 'unreadable' (see error). The table sources holds the same as its status column."
             ),
             "documents": "Number of documents of the file in the index.",
             "document_titles": "Titles of those documents.",
@@ -190,9 +189,8 @@ VIEWS = [
         SELECT f.corpus, f.source_partition, f.source_path,
                CASE
                    WHEN e.error IS NOT NULL THEN 'unreadable'
-                   WHEN s.settings_hash IS NOT NULL THEN 'indexed'
-                   WHEN ff.failed_llm_calls > 0 THEN 'LLM calls failed'
-                   WHEN s.source_partition IS NOT NULL THEN 'extraction pending'
+                   WHEN s.status = 'extracted' THEN 'indexed'
+                   WHEN s.status = 'failed' THEN 'LLM calls failed'
                    ELSE 'graph build pending'
                END AS status,
                coalesce(fd.documents, 0) AS documents, fd.document_titles, coalesce(ft.text_units, 0) AS text_units,

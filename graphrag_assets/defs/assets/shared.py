@@ -13,7 +13,7 @@ from graphrag_common.ids import content_hash
 from ...fingerprints import current_fingerprints, recorded_fingerprints, stage_changes
 from ...settings import IndexSettings
 from ...storage.duckdb_store import IndexStore
-from ...storage.schema import LLM_FAILURE_COLUMNS
+from ...storage.schema import LLM_FAILURE_COLUMNS, SOURCE_READ, TABLES, conform
 from ..jobs import STEP_RETRIES
 from ..partitions import DUCKDB_POOL, corpus_partitions, source_partitions
 
@@ -104,6 +104,27 @@ def retract_deleted_sources(
     if orphans:
         store.retract_sources(orphans)
         context.log.info(f"retracted {len(orphans)} deleted source(s): {orphans[:10]}")
+
+
+def source_rows(docs: pl.DataFrame, text_units: pl.DataFrame | None = None) -> pl.DataFrame:
+    """``sources`` rows of the files these documents were read from, status ``read``: with
+    ``text_units`` (the files' chunks) their count, else NULL (not chunked yet)."""
+    rows = docs.group_by("corpus", "source_partition").agg(
+        pl.col("source_path").first(), pl.col("source_hash").first(), pl.col("id").n_unique().alias("documents")
+    )
+    if text_units is None:
+        rows = rows.with_columns(pl.lit(None, pl.Int64).alias("text_units"))
+    else:
+        counts = text_units.group_by("source_partition").agg(pl.len().alias("text_units"))
+        rows = rows.join(counts, on="source_partition", how="left").with_columns(pl.col("text_units").fill_null(0))
+    return conform(
+        TABLES["sources"],
+        rows.with_columns(
+            pl.lit(None, pl.String).alias("settings_hash"),
+            pl.lit(utc_now()).alias("indexed_at"),
+            pl.lit(SOURCE_READ).alias("status"),
+        ),
+    )
 
 
 def failure_rows(failures: pl.DataFrame, scope: pl.Expr | str) -> pl.DataFrame:

@@ -5,9 +5,10 @@ run per file. A file that cannot be read is reported (log, ``source_errors`` tab
 failed check) and its previously indexed rows stay as they were; the other files of the
 run are indexed.
 
-A source's row in the ``sources`` table says how far it got: none once its file is read
-(again), ``settings_hash`` NULL once the corpus's graph build has chunked it, the reading
-fingerprint it was indexed with once every one of its text units is extracted.
+A source's row in the ``sources`` table says how far it got (``status``): ``read`` once its
+file is read (again), ``extracted`` with the reading fingerprint it was indexed with once
+the corpus's graph build has chunked it and extracted every one of its text units,
+``failed`` when a text unit's LLM call failed (the next build extracts it again).
 """
 
 import time
@@ -26,11 +27,11 @@ from graphrag_common.ids import keep_short_ids
 from ...core.inputs import InputError, SourceFile, read_source, split_partition_key
 from ...fingerprints import code_version
 from ...settings import IndexSettings
-from ...storage.schema import SOURCE_COLUMNS, SOURCE_ERROR_COLUMNS, TABLES
+from ...storage.schema import SOURCE_ERROR_COLUMNS, TABLES
 from ..checks import SOURCES_READABLE, sources_readable
 from ..metadata import markdown_preview, table_schema_metadata
 from ..resources import IndexDatabase
-from .shared import SOURCE_ASSET_OPTIONS, utc_now
+from .shared import SOURCE_ASSET_OPTIONS, source_rows, utc_now
 
 
 def _read_partition(settings: IndexSettings, key: str) -> pl.DataFrame:
@@ -89,7 +90,7 @@ def documents(context: AssetExecutionContext, settings: IndexSettings, database:
         with store.transaction() as tx:
             tx.replace("documents", read, readable)
             # Read again: not indexed until the graph build chunks and extracts it again.
-            tx.replace("sources", pl.DataFrame(schema=SOURCE_COLUMNS), readable)
+            tx.replace("sources", source_rows(read), readable)
             tx.replace("source_errors", pl.DataFrame(errors, schema=SOURCE_ERROR_COLUMNS), context.partition_keys)
         # A run of many partitions makes one materialization per partition: each gets its own
         # rows (an unreadable source keeps its previously indexed ones), the run's totals are

@@ -54,7 +54,14 @@ from ...llm.errors import failure_frame
 from ...llm_stages.extraction import extract_with_llm
 from ...settings import IndexSettings
 from ...storage.duckdb_store import IndexStore
-from ...storage.schema import LLM_FAILURE_COLUMNS, SOURCE_COLUMNS, TABLES, conform
+from ...storage.schema import (
+    LLM_FAILURE_COLUMNS,
+    SOURCE_EXTRACTED,
+    SOURCE_FAILED,
+    SOURCE_READ,
+    TABLES,
+    conform,
+)
 from ..automation import FOLLOW_SOURCES
 from ..checks import (
     EXTRACTION_CALLS_SUCCEEDED,
@@ -72,6 +79,7 @@ from .shared import (
     GRAPH_ASSET_OPTIONS,
     failure_rows,
     retract_deleted_sources,
+    source_rows,
     utc_now,
     why_redo_everything,
 )
@@ -157,18 +165,8 @@ def chunk_sources(
         pl.lit([], pl.List(pl.String)).alias("entity_ids"), pl.lit([], pl.List(pl.String)).alias("relationship_ids")
     )
     units = conform(TABLES["text_units"], keep_short_ids(units, store.short_ids("text_units", [corpus])))
-    rows = (
-        docs.group_by("corpus", "source_partition")
-        .agg(pl.col("source_path").first(), pl.col("source_hash").first(), pl.col("id").n_unique().alias("documents"))
-        .join(units.group_by("source_partition").agg(pl.len().alias("text_units")), on="source_partition", how="left")
-        .with_columns(
-            pl.col("text_units").fill_null(0),
-            pl.lit(None, pl.String).alias("settings_hash"),
-            pl.lit(utc_now()).alias("indexed_at"),
-        )
-    )
     done = ShardDone(sources_chunked=len(sources), documents=docs.height, tokens=int(units["n_tokens"].sum() or 0))
-    return units, conform(TABLES["sources"], rows.select(list(SOURCE_COLUMNS))), done
+    return units, source_rows(docs, units), done
 
 
 @dataclass
@@ -255,11 +253,10 @@ def chunk_and_extract_batch(
     extracted, extraction = extract_units(context, store, llm, corpus, units, docs)
     failed = set(extracted.failures["scope"].to_list())
     reading = str(current_fingerprints(settings)["reading"])
+    failing = pl.col("source_partition").is_in(sorted(failed))
     rows = rows.with_columns(
-        pl.when(pl.col("source_partition").is_in(sorted(failed)))
-        .then(pl.lit(None, pl.String))
-        .otherwise(pl.lit(reading))
-        .alias("settings_hash"),
+        pl.when(failing).then(pl.lit(None, pl.String)).otherwise(pl.lit(reading)).alias("settings_hash"),
+        pl.when(failing).then(pl.lit(SOURCE_FAILED)).otherwise(pl.lit(SOURCE_EXTRACTED)).alias("status"),
         pl.lit(utc_now()).alias("indexed_at"),
     )
     with store.transaction() as tx:
@@ -342,13 +339,13 @@ def plan_chunking_and_extraction(
                 "SELECT DISTINCT source_partition FROM documents WHERE corpus = ? ORDER BY 1", [corpus]
             )["source_partition"].to_list()
         else:
-            to_chunk = waiting.filter(~pl.col("chunked"))["source_partition"].to_list()
+            to_chunk = waiting.filter(pl.col("status") == SOURCE_READ)["source_partition"].to_list()
         if why_redo_everything(context, store, settings, "extraction", config.rebuild_extraction):
             to_extract = store.read("SELECT source_partition FROM sources WHERE corpus = ? ORDER BY 1", [corpus])[
                 "source_partition"
             ].to_list()
         else:
-            to_extract = waiting.filter("chunked")["source_partition"].to_list()
+            to_extract = waiting.filter(pl.col("status") == SOURCE_FAILED)["source_partition"].to_list()
         to_extract = sorted(set(to_extract) - set(to_chunk))
         sizes = source_sizes(store, corpus, to_chunk + to_extract)
         count = settings.shards_for(int(sizes["characters"].sum() or 0))
