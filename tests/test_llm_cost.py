@@ -117,6 +117,20 @@ def test_indexing_records_every_call_with_stage_run_and_price_and_new_prices_app
     )
     assert {stage: row["calls"] - row["cached_calls"] for (stage, _), row in cost.items()} == expected
 
+    # Querying the corpus joins the same view: what indexing and querying it cost, by stage or mode and model.
+    asked = len(fake_llm.completions())
+    local = search("What did Clara Okafor do?", method="local", database=settings.database, use_llm=True)
+    assert local.answer == "Scripted answer."
+    cost = {
+        (row["stage"], row["model"]): row
+        for row in _rows(snapshot, "SELECT * FROM llm_cost_by_corpus_stage_and_model WHERE corpus = 'default'")
+    }
+    assert cost[("local_search", "fake-chat")]["calls"] == 1
+    assert cost[("local_search", "fake-chat")]["cost_usd"] == pytest.approx(
+        _usd(fake_llm.completions()[asked:], CHAT_PRICE)
+    )
+    assert cost[("extraction", "fake-chat")]["calls"] == expected["extraction"]
+
     # A rerun of everything with unchanged inputs is answered by the cache: recorded, at no cost.
     before = len(fake_llm.requests)
     with duckdb.connect(settings.database) as connection:
