@@ -119,6 +119,18 @@ def index(instance, settings_for):
     return run
 
 
+@pytest.fixture(scope="module")
+def postgres():
+    """A PostgreSQL 15 server in a temporary folder, for the tests of one module."""
+    from .postgres import PostgresServer, missing_binaries
+
+    if missing_binaries():
+        pytest.skip(f"PostgreSQL server binaries not on PATH: {', '.join(missing_binaries())}")
+    server = PostgresServer().start()
+    yield server
+    server.stop()
+
+
 def shared_path(*parts: str) -> Path:
     path = SHARED.joinpath(*parts)
     assert path.exists(), f"{path} is missing: tests expect ../shared beside the checkout (see README)"

@@ -10,29 +10,19 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 
 import pytest
 from dagster import DagsterInstance
 from dagster._core.events import DagsterEventType
 
 from graphrag_assets.storage.duckdb_store import IndexStore
-from graphrag_assets.storage.location import IndexLocation, index_location
+from graphrag_assets.storage.location import DuckLake, IndexLocation, index_location
 from graphrag_assets.storage.snapshot import open_published, published_exists, read_pointer
 
 from .conftest import SAMPLE_CORPUS
 from .index_equality import assert_same_index, table
-from .postgres import PostgresServer, missing_binaries
+from .postgres import PostgresServer
 from .test_cli import _run
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresServer]:
-    if missing_binaries():
-        pytest.skip(f"PostgreSQL server binaries not on PATH: {', '.join(missing_binaries())}")
-    server = PostgresServer().start()
-    yield server
-    server.stop()
 
 
 def postgres_catalog(server: PostgresServer, tmp_path) -> str:
@@ -167,3 +157,11 @@ def test_a_catalog_that_cannot_be_opened_is_named_and_exits_2(dagster_home, tmp_
     assert result.returncode == 2
     assert "GRAPHRAG_DUCKLAKE_CATALOG: cannot open the DuckLake postgres:host=127.0.0.1 port=1" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_catalog_password_is_never_written_where_readers_find_the_lake():
+    lake = DuckLake("ducklake:postgres:dbname=lake host=db password=s3cret user=graphrag", "/srv/lake")
+    assert lake.kind == "postgres" and lake.several_writers
+    assert "s3cret" not in lake.catalog_for_readers() and "s3cret" not in lake.describe()
+    assert lake.catalog_for_readers() == "postgres:dbname=lake host=db user=graphrag"
+    assert not DuckLake("/srv/lake.ducklake", "/srv/lake").several_writers

@@ -14,6 +14,7 @@ import pytest
 from graphrag_assets.defs.build import build_definitions
 from graphrag_assets.indexing import run_index
 
+from .conftest import BOTH_BACKENDS
 from .daemon import GRAPH_ASSETS, Daemon
 from .index_equality import assert_same_index, table
 
@@ -45,13 +46,14 @@ def _rebuild(folder: Path, settings_for, tmp_path: Path):
 
 @pytest.fixture
 def watched(input_dir, settings_for, monkeypatch):
+    """The index's settings, also in the environment the sensors read them from."""
     settings = settings_for(input_dir)
-    monkeypatch.setenv("GRAPHRAG_INPUT_DIR", str(input_dir))
-    monkeypatch.setenv("GRAPHRAG_DB", settings.database)
-    monkeypatch.setenv("GRAPHRAG_VECTORS", settings.vectors)
+    for variable, value in settings.environment().items():
+        monkeypatch.setenv(variable, value)
     return settings
 
 
+@BOTH_BACKENDS
 def test_sensor_and_automation_keep_the_index_equal_to_a_full_rebuild(
     watched, input_dir, instance, settings_for, tmp_path
 ):
@@ -77,17 +79,17 @@ def test_sensor_and_automation_keep_the_index_equal_to_a_full_rebuild(
     assert daemon.runs == []
 
     rebuilt = _rebuild(input_dir, settings_for, tmp_path)
-    assert_same_index(watched.database, rebuilt.database)
+    assert_same_index(watched.location(), rebuilt.location())
     # Every row stays traceable to a file that still exists.
     sources = table(
-        watched.database,
+        watched.location(),
         "SELECT DISTINCT d.source_partition FROM entities e, unnest(e.text_unit_ids) AS u(unit) "
         "JOIN text_units t ON t.id = u.unit JOIN documents d ON d.id = t.document_id",
     )["source_partition"].to_list()
     assert sources and all((input_dir / key).exists() for key in sources)
     # Short ids stay unique within the corpus although sources were indexed in separate runs.
     for name in ("documents", "text_units"):
-        numbers = table(watched.database, f"SELECT human_readable_id FROM {name}")["human_readable_id"]
+        numbers = table(watched.location(), f"SELECT human_readable_id FROM {name}")["human_readable_id"]
         assert numbers.n_unique() == numbers.len(), name
 
 

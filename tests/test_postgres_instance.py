@@ -31,7 +31,6 @@ from graphrag_assets.storage.snapshot import read_pointer
 from .conftest import REPO, SAMPLE_CORPUS
 from .daemon import GRAPH_ASSETS
 from .holder import Holder
-from .postgres import PostgresServer, missing_binaries
 
 POSTGRES_INSTANCE = REPO / "deploy" / "postgres" / "dagster.yaml"
 DEFAULT_INSTANCE = REPO / "dagster_home" / "dagster.yaml"
@@ -40,15 +39,6 @@ PARENT_RUN_TAG = "dagster/parent_run_id"
 # Besides the timestamps, the columns two builds of the same corpus differ in: the Dagster
 # run that made an LLM call and the date communities were built on.
 BUILD_COLUMNS = {"run_id", "period"}
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresServer]:
-    if missing_binaries():
-        pytest.skip(f"PostgreSQL server binaries not on PATH: {', '.join(missing_binaries())}")
-    server = PostgresServer().start()
-    yield server
-    server.stop()
 
 
 def instance_home(tmp_path: Path, instance_file: Path, **run_monitoring) -> Path:
@@ -74,19 +64,24 @@ def wait_for(condition: Callable, what: str, log: Path, timeout: float = 120.0):
     return result
 
 
-def test_graphrag_index_records_runs_and_materializations_in_postgres(postgres, tmp_path):
-    database = postgres.create_database("index")
-    home = instance_home(tmp_path, POSTGRES_INSTANCE)
-    index = tmp_path / "index" / "graphrag.duckdb"
-    command = [
+def sample_index_command(index: Path) -> list[str]:
+    """graphrag-index of the sample corpus into ``index``, its vectors beside it."""
+    return [
         str(BIN / "graphrag-index"),
         "--input",
         str(SAMPLE_CORPUS),
         "--db",
         str(index),
         "--vectors",
-        str(tmp_path / "index" / "lancedb"),
+        str(index.parent / "lancedb"),
     ]
+
+
+def test_graphrag_index_records_runs_and_materializations_in_postgres(postgres, tmp_path):
+    database = postgres.create_database("index")
+    home = instance_home(tmp_path, POSTGRES_INSTANCE)
+    index = tmp_path / "index" / "graphrag.duckdb"
+    command = sample_index_command(index)
     env = environment(home, tmp_path, **postgres.environment(database))
 
     first = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
@@ -124,17 +119,8 @@ def build_index(root: Path, instance_file: Path, **storage: str) -> Path:
     settings, all of it under ``root``; the index file."""
     root.mkdir()
     index = root / "index" / "graphrag.duckdb"
-    command = [
-        str(BIN / "graphrag-index"),
-        "--input",
-        str(SAMPLE_CORPUS),
-        "--db",
-        str(index),
-        "--vectors",
-        str(root / "index" / "lancedb"),
-    ]
     env = environment(instance_home(root, instance_file), root, **storage)
-    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(sample_index_command(index), cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return index
 

@@ -99,11 +99,13 @@ class ChunkingAndExtractionConfig(Config):
 
 @dataclass
 class ShardWork:
-    """Sources of one shard: those to chunk (then extract), and those only to extract."""
+    """Sources of one shard: those to chunk (then extract), and those only to extract, with
+    the characters of each (what its batches are cut by)."""
 
     corpus: str
     to_chunk: list[str]
     to_extract: list[str]
+    characters: dict[str, int]
 
 
 @dataclass
@@ -270,10 +272,9 @@ def chunk_and_extract_batch(
     return done.plus(extraction)
 
 
-def batches(sizes: pl.DataFrame, sources: list[str], limit: int = BATCH_CHARACTERS) -> list[list[str]]:
+def batches(characters: dict[str, int], sources: list[str], limit: int = BATCH_CHARACTERS) -> list[list[str]]:
     """``sources`` in partition order, cut into runs of at most ``limit`` characters (a
     larger source is a batch of its own)."""
-    characters = dict(sizes.select("source_partition", "characters").iter_rows())
     cut, current, total = [], [], 0
     for source in sorted(sources):
         size = int(characters.get(source) or 0)
@@ -294,10 +295,9 @@ def chunk_and_extract(
 ) -> ShardDone:
     """Chunk then extract a shard's sources, a batch at a time."""
     started = time.perf_counter()
-    sizes = source_sizes(store, work.corpus, work.to_chunk + work.to_extract)
     done = ShardDone()
     chunk_set = set(work.to_chunk)
-    for batch in batches(sizes, sorted(set(work.to_chunk) | set(work.to_extract))):
+    for batch in batches(work.characters, sorted(set(work.to_chunk) | set(work.to_extract))):
         to_chunk = [source for source in batch if source in chunk_set]
         to_extract = [source for source in batch if source not in chunk_set]
         done = done.plus(chunk_and_extract_batch(context, store, settings, llm, work.corpus, to_chunk, to_extract))
@@ -348,16 +348,22 @@ def plan_chunking_and_extraction(
             to_extract = waiting.filter(pl.col("status") == SOURCE_FAILED)["source_partition"].to_list()
         to_extract = sorted(set(to_extract) - set(to_chunk))
         sizes = source_sizes(store, corpus, to_chunk + to_extract)
-        count = settings.shards_for(int(sizes["characters"].sum() or 0))
+        characters = {source: int(n or 0) for source, n in sizes.iter_rows()}
+        count = settings.shards_for(sum(characters.values()))
         if count == 1:
-            done = chunk_and_extract(context, store, settings, llm, ShardWork(corpus, to_chunk, to_extract))
-            yield Output(done, "done_here")
+            work = ShardWork(corpus, to_chunk, to_extract, characters)
+            yield Output(chunk_and_extract(context, store, settings, llm, work), "done_here")
             return
     chunk_set = set(to_chunk)
     shards = balanced_shards(sizes, count)
     context.log.info(f"{len(to_chunk) + len(to_extract)} source(s) to chunk or extract in {len(shards)} shards")
     for number, members in enumerate(shards):
-        work = ShardWork(corpus, [s for s in members if s in chunk_set], [s for s in members if s not in chunk_set])
+        work = ShardWork(
+            corpus,
+            [s for s in members if s in chunk_set],
+            [s for s in members if s not in chunk_set],
+            {s: characters[s] for s in members},
+        )
         yield DynamicOutput(work, output_name="shards", mapping_key=f"shard_{number}")
     yield Output(ShardDone(), "done_here")
 
