@@ -240,10 +240,10 @@ def chunk_and_extract_batch(
     to_extract: list[str],
 ) -> ShardDone:
     """Chunk ``to_chunk``, then extract them and ``to_extract`` (chunked before), and write
-    it all in one transaction (no other writer deletes rows of the same tables meanwhile,
-    so shards' commits do not conflict). A source with a failed text unit is not marked
-    extracted, so the next build extracts it again (only the failed calls: the others are
-    cached)."""
+    the batch's chunks and records in one transaction (rows of other shards' sources are
+    not touched, so on a first index the shards' commits never conflict), then the
+    sources' status. A source with a failed text unit is not marked extracted, so the next
+    build extracts it again (only the failed calls: the others are cached)."""
     batch = sorted(to_chunk + to_extract)
     docs = store.read_table("documents", "source_partition", batch)
     units = store.read_table("text_units", "source_partition", to_extract)
@@ -267,6 +267,11 @@ def chunk_and_extract_batch(
         tx.replace("extracted_relationships", extracted.relationships, batch)
         tx.replace("covariates", extracted.claims, batch)
         tx.replace("llm_failures", extracted.failures, batch)
+    # Then the sources' status, in a commit of its own: every shard replaces rows of this
+    # one table (the reading step wrote them), and on a lake such commits conflict; applied
+    # again, this one is small. A crash in between leaves the batch's sources pending, and the
+    # next build redoes them (the writes above replace, so nothing doubles).
+    with store.transaction() as tx:
         tx.replace("sources", rows, batch)
     extraction.sources_extracted = len(set(batch) - failed)
     return done.plus(extraction)
