@@ -58,7 +58,10 @@ INDEX_SETTINGS = (
         "GRAPHRAG_DB",
         str,
         "data/graphrag.duckdb",
-        "the DuckDB index; queries read its published snapshot (`--db`)",
+        (
+            "the DuckDB index; queries read its published snapshot (`--db`); with a DuckLake, the name its "
+            "published pointer and logs are kept beside"
+        ),
         (RUNTIME, QUERY),
         "database",
     ),
