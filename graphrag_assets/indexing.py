@@ -124,7 +124,8 @@ def plan_index(
     """(what changed on disk, the corpora of the input folder) without changing anything.
     Rebuilding the reading stage reads every file again."""
     on_disk = discover_sources(Path(settings.input_dir), settings.forced_corpus())
-    hashes = {source.partition_key: source.read_hash() for source in on_disk}
+    real_folders: dict[str, Path] = {}  # resolved once per folder, for this pass only
+    hashes = {source.partition_key: source.read_hash(real_folders) for source in on_disk}
     corpora = {source.corpus for source in on_disk} | ({settings.corpus} if settings.corpus else set())
     # Deletions are only judged within the corpora this input folder holds: pointing the
     # indexer at another folder must never retract a different corpus.

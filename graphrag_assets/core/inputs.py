@@ -71,11 +71,12 @@ class SourceFile:
     def partition_key(self) -> str:
         return source_partition_key(self.corpus, self.relative_path)
 
-    def read_hash(self) -> str:
+    def read_hash(self, real_folders: dict[str, Path] | None = None) -> str:
         """The hash of the file's bytes, or of why it cannot be read: such a file is still
-        a source to index, whose reading records the reason."""
+        a source to index, whose reading records the reason. ``real_folders``: see
+        ``read_file_bytes``."""
         try:
-            return content_hash(read_file_bytes(self))
+            return content_hash(read_file_bytes(self, real_folders))
         except InputError as error:
             return content_hash(f"unreadable: {error.reason}")
 
@@ -204,7 +205,19 @@ def _unreachable(path: Path, error: OSError) -> str:
     return f"cannot read file {path} ({error.strerror or error})"
 
 
-def read_file_bytes(source: SourceFile) -> bytes:
+def real_path(path: Path, real_folders: dict[str, Path] | None = None) -> Path:
+    """Where ``path`` leads, symlinks resolved. ``real_folders`` remembers the folders
+    resolved so far (the files of a folder share it): for one pass over many files, where
+    resolving each file's whole path again would cost more than reading it."""
+    if real_folders is None or os.path.islink(path):
+        return Path(os.path.realpath(path))
+    folder = str(path.parent)
+    if folder not in real_folders:
+        real_folders[folder] = Path(os.path.realpath(folder))
+    return real_folders[folder] / path.name
+
+
+def read_file_bytes(source: SourceFile, real_folders: dict[str, Path] | None = None) -> bytes:
     """The bytes of a regular file inside the input folder. Anything else is refused with
     what it is, and never opened for reading: opening a FIFO blocks until a writer comes."""
     path = source.path
@@ -213,7 +226,7 @@ def read_file_bytes(source: SourceFile) -> bytes:
     except OSError as error:
         raise InputError(source.partition_key, _unreachable(path, error)) from None
     if source.root is not None:
-        real, root = Path(os.path.realpath(path)), Path(os.path.realpath(source.root))
+        real, root = real_path(path, real_folders), real_path(source.root, real_folders)
         if not real.is_relative_to(root):
             raise InputError(source.partition_key, f"resolves to {real}, outside the input folder {root}; not read")
     if not stat.S_ISREG(mode):

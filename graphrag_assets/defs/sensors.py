@@ -110,7 +110,8 @@ def source_files_sensor(context: SensorEvaluationContext):
         on_disk = discover_sources(Path(settings.input_dir), settings.forced_corpus())
     except InputError as error:
         return SkipReason(str(error))
-    hashes = {source.partition_key: source.read_hash() for source in on_disk}
+    real_folders: dict[str, Path] = {}  # resolved once per folder, for this tick only
+    hashes = {source.partition_key: source.read_hash(real_folders) for source in on_disk}
     cursor = json.loads(context.cursor) if context.cursor else {}
     if "files" not in cursor:  # the cursor of older versions: the hashes alone
         cursor = {"files": cursor, "retries": {}}
@@ -196,7 +197,8 @@ def consistency_sensor(context: SensorEvaluationContext):
     if published_exists(pointer):
         with open_published(pointer) as connection:
             indexed = connection.execute("SELECT source_partition, source_hash, settings_hash FROM sources").pl()
-        hashes = {s.partition_key: s.read_hash() for s in on_disk}
+        real_folders: dict[str, Path] = {}  # resolved once per folder, for this pass only
+        hashes = {s.partition_key: s.read_hash(real_folders) for s in on_disk}
         # Settings hashes are compared by graphrag-index; here only the bytes matter, and whether
         # the source was completely indexed (a settings hash: status extracted, also in snapshots
         # older than the status column; NULL: read again).
