@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import os
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from .fingerprints import (
 )
 from .instance.run_launcher import HOST_TAG, this_host
 from .settings import IndexSettings
+from .storage import lance_mirror
 
 # Runs launched by this process carry these tags, so that a later pass can tell a run
 # whose process died (SIGKILL, power loss) from one that is still going.
@@ -232,6 +232,8 @@ def run_index(
     # With nothing to do the instance is not touched again: a dead run's pool slot is freed
     # by the next pass that launches a run, the only one it could block.
     if plan.pending or plan.deleted or corpus_work(store, settings, corpora, rebuild):
+        # Every pass with work ends in a graph build, which writes the vector mirror.
+        lance_mirror.start()
         release_dead_runs(instance, log)
         _launch_runs(settings, instance, definitions(), plan, corpora, report, dagster_log_level, rebuild, log)
 
@@ -255,44 +257,6 @@ def run_index(
         report.rows[corpus] = {table: int(found.get((corpus, table), 0)) for table in SUMMARY_TABLES}
     report.seconds = time.perf_counter() - started
     return report
-
-
-def _import_lancedb_ahead(settings: IndexSettings) -> Callable[[], None]:
-    """With a model endpoint configured, import LanceDB (most of a second, needed by the
-    vector mirror at the end of a graph build) on a thread of its own once the first
-    answer has come back, when the steps mostly wait for answers: the import then fills that
-    wait instead of lengthening the end of the build. Started earlier it would hold up
-    the first request by as much. Offline passes import it when the mirror is written.
-    Returns the function that stops the thread if it has not started importing and
-    joins it."""
-    from .llm.client import REQUESTS_STARTED
-    from .llm.settings import LLMSettings
-
-    try:
-        llm = LLMSettings.from_env()
-    except ValueError:
-        return lambda: None  # reported by the step that reads the settings
-    if not (llm.enabled or llm.embeddings_enabled):
-        return lambda: None
-    stop = threading.Event()
-
-    def run() -> None:
-        while not REQUESTS_STARTED.wait(0.05):
-            if stop.is_set():
-                return
-        try:
-            import lancedb  # noqa: F401
-        except Exception:  # the mirror imports it again and reports why
-            return
-
-    thread = threading.Thread(target=run, name="graphrag-import-ahead")
-    thread.start()
-
-    def finish() -> None:
-        stop.set()
-        thread.join()
-
-    return finish
 
 
 def _launch_runs(
@@ -344,11 +308,7 @@ def _launch_runs(
             report.llm_calls += llm_calls_of(result)
 
     builds = sorted(corpus_work(store, settings, corpora, rebuild).items())
-    finish_imports = _import_lancedb_ahead(settings) if builds else (lambda: None)
-    try:
-        _build_graphs(instance, defs, builds, run_config, launcher, report, log, settings)
-    finally:
-        finish_imports()
+    _build_graphs(instance, defs, builds, run_config, launcher, report, log, settings)
 
 
 def _build_graphs(

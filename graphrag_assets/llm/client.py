@@ -31,7 +31,6 @@ import functools
 import json
 import random
 import ssl
-import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
@@ -60,11 +59,6 @@ EMBED_AHEAD_BATCH = 16  # texts per request when embedding ahead piecemeal (one 
 
 
 NO_SITE = CallSite()
-# Set once this process has had its first answer from an endpoint (the client's imports
-# done, its connections open): from then on the process mostly waits for answers, and
-# work that can wait for that moment (indexing.py imports LanceDB ahead of the vector
-# mirror) fills the wait instead of delaying the calls.
-REQUESTS_STARTED = threading.Event()
 
 
 def run_with(make_client: ClientFactory, work: Callable[[LLMClient], Awaitable[R]]) -> R:
@@ -258,8 +252,6 @@ class LLMClient:
                     if self._refused is not None:
                         raise self._refused  # calls that waited for a slot are not sent
                     result = await call()
-                    if not REQUESTS_STARTED.is_set():
-                        REQUESTS_STARTED.set()
                     if keep_slot:
                         slot.pop_all()
                     return result

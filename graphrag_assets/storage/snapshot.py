@@ -26,8 +26,8 @@ from pathlib import Path
 
 import duckdb
 
-from ..core.embedding import EMBEDDING_KINDS
 from .location import LAKE_ALIAS, DuckLake, IndexLocation, current_snapshot, open_lake_snapshot
+from .vector_store import VectorStore
 
 KEEP_SNAPSHOTS = 3
 
@@ -49,14 +49,6 @@ def snapshot_dir(database: str | Path) -> Path:
     return database.parent / f".{database.stem}.snapshots"
 
 
-def lancedb_versions(vectors: str | Path) -> dict[str, int]:
-    import lancedb
-
-    db = lancedb.connect(str(vectors))
-    names = set(db.list_tables().tables)
-    return {kind: db.open_table(kind).version for kind in EMBEDDING_KINDS if kind in names}
-
-
 def publish_snapshot(location: IndexLocation | str | Path, vectors: str | Path, corpus: str) -> dict:
     """Publish the index as it is now (closed by its writer): a copy of the DuckDB file, or
     the DuckLake's current snapshot, with the views for SQL users; then point readers at it."""
@@ -75,7 +67,7 @@ def publish_snapshot(location: IndexLocation | str | Path, vectors: str | Path, 
         "published_at": stamp.isoformat(),
         "corpus": corpus,
         "lancedb": str(Path(vectors).resolve()),
-        "lancedb_versions": lancedb_versions(vectors),
+        "lancedb_versions": VectorStore(vectors).table_versions(),
     }
     staged = pointer_path(database).with_suffix(".tmp")
     staged.write_text(json.dumps(pointer, indent=2))

@@ -1,0 +1,179 @@
+"""The process that writes the LanceDB mirror.
+
+Importing LanceDB costs about a second and a half of CPU (its REST namespace client builds
+hundreds of pydantic models), and a Python process computes on one core at a time: in the
+indexer's process that second would hold up the steps and the event loop waiting for
+answers. So the mirror is written by a process of its own, on the other core: started
+(``start``) as soon as a pass knows it will build a graph, it imports LanceDB while the
+indexer starts its runs, and by the time the embeddings step hands it the vectors it is
+ready. A step that finds none running (a run launched from the UI) starts it then.
+
+The indexer's side sends one request at a time as a JSON line on the process's standard
+input, the vectors in an Arrow IPC file beside the mirror, and reads a JSON line back; a
+failure comes back as the error's text and is raised here. The process ends when its input
+closes, that is with the process that started it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import traceback
+from pathlib import Path
+
+import polars as pl
+
+from ..core.embedding import EMBEDDING_KINDS
+
+
+class MirrorError(RuntimeError):
+    """The mirror process failed a request or ended."""
+
+
+class _MirrorProcess:
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", __name__],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
+        self.pid = os.getpid()  # a process forked from this one must start its own
+
+    def request(self, **message) -> dict:
+        try:
+            self.process.stdin.write(json.dumps(message) + "\n")
+            self.process.stdin.flush()
+            answer = self.process.stdout.readline()
+        except (BrokenPipeError, OSError):
+            answer = ""
+        if not answer:
+            code = self.process.wait()
+            raise MirrorError(f"the LanceDB mirror process ended (exit code {code}); its error is on stderr above")
+        reply = json.loads(answer)
+        if "error" in reply:
+            raise MirrorError(f"writing the LanceDB mirror failed: {reply['error']}")
+        return reply
+
+
+_lock = threading.Lock()
+_running: _MirrorProcess | None = None
+
+
+def start() -> None:
+    """Start the mirror process of this process if none runs yet (without waiting for it)."""
+    _process()
+
+
+def _process() -> _MirrorProcess:
+    global _running
+    with _lock:
+        if _running is None or _running.pid != os.getpid() or _running.process.poll() is not None:
+            _running = _MirrorProcess()
+        return _running
+
+
+def _call(**message) -> dict:
+    process = _process()
+    with _lock:  # one request at a time on the pipes
+        return process.request(**message)
+
+
+def replace_corpus(path: Path, corpus: str, embeddings: pl.DataFrame) -> tuple[dict[str, int], bool]:
+    """Replace the corpus's rows of each kind's table with ``embeddings`` (id, kind,
+    corpus, vector): (rows per kind written, whether a table was made anew for vectors of
+    another size, dropping the other corpora's rows of it)."""
+    path.mkdir(parents=True, exist_ok=True)
+    staged = path / f".incoming-{os.getpid()}-{threading.get_ident()}.arrow"
+    # The oldest Arrow layout (large strings and lists), which pyarrow computes on everywhere.
+    embeddings.select("id", "kind", "corpus", "vector").write_ipc(staged, compat_level=pl.CompatLevel.oldest())
+    try:
+        reply = _call(op="replace_corpus", path=str(path), corpus=corpus, vectors=str(staged))
+        return reply["counts"], reply["remade"]
+    finally:
+        staged.unlink(missing_ok=True)
+
+
+def table_versions(path: Path) -> dict[str, int]:
+    """kind -> the version of its LanceDB table (tables that exist)."""
+    return _call(op="table_versions", path=str(path))["versions"]
+
+
+# -- the mirror process ------------------------------------------------------------------
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _replace_corpus(lancedb, pa, path: str, corpus: str, vectors: str) -> dict:
+    db = lancedb.connect(path)
+    remade = False
+    existing = set(db.list_tables().tables)
+    rows = pa.ipc.open_file(vectors).read_all()
+    counts = {}
+    for kind in EMBEDDING_KINDS:
+        of_kind = rows.filter(pa.compute.equal(rows["kind"], kind))
+        values = of_kind["vector"].combine_chunks()
+        dimensions = len(values[0]) if of_kind.num_rows else None
+        table = None
+        if kind in existing:
+            table = db.open_table(kind)
+            stored = table.schema.field("vector").type.list_size
+            if dimensions is not None and stored != dimensions:
+                # A new embedding model: vectors of another size cannot share a column.
+                # The other corpora lose their rows of this kind: their mirror is behind
+                # (graphrag_mirror.json, vector_store.py), and the next pass rebuilds it.
+                db.drop_table(kind)
+                table = None
+                remade = True
+            else:
+                table.delete(f"corpus = {_quote(corpus)}")
+        if of_kind.num_rows:
+            flat = values.flatten().cast(pa.float32())
+            arrow = pa.table(
+                {
+                    "id": of_kind["id"].cast(pa.string()),
+                    "corpus": of_kind["corpus"].cast(pa.string()),
+                    "vector": pa.FixedSizeListArray.from_arrays(flat, dimensions),
+                }
+            )
+            if table is None:
+                db.create_table(kind, arrow)
+            else:
+                table.add(arrow)
+        counts[kind] = of_kind.num_rows
+    return {"counts": counts, "remade": remade}
+
+
+def _table_versions(lancedb, path: str) -> dict[str, int]:
+    db = lancedb.connect(path)
+    names = set(db.list_tables().tables)
+    return {kind: db.open_table(kind).version for kind in EMBEDDING_KINDS if kind in names}
+
+
+def main() -> None:
+    import lancedb
+    import pyarrow as pa
+    import pyarrow.compute  # noqa: F401  (pa.compute)
+
+    for line in sys.stdin:
+        message = json.loads(line)
+        try:
+            if message["op"] == "replace_corpus":
+                reply = _replace_corpus(lancedb, pa, message["path"], message["corpus"], message["vectors"])
+            else:
+                reply = {"versions": _table_versions(lancedb, message["path"])}
+        except Exception as error:
+            traceback.print_exc()
+            reply = {"error": f"{type(error).__name__}: {error}"}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
