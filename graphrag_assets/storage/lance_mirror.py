@@ -11,11 +11,13 @@ ready. A step that finds none running (a run launched from the UI) starts it the
 The indexer's side sends one request at a time as a JSON line on the process's standard
 input, the vectors in an Arrow IPC file beside the mirror, and reads a JSON line back; a
 failure comes back as the error's text and is raised here. The process ends when its input
-closes, that is with the process that started it.
+closes: at the exit of the process that started it, which waits for it (its CPU counts
+as that process's children's), or when that one dies.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import subprocess
@@ -43,8 +45,22 @@ class _MirrorProcess:
             bufsize=1,
         )
         self.pid = os.getpid()  # a process forked from this one must start its own
+        self.used = False
+        atexit.register(self.stop)
+
+    def stop(self) -> None:
+        if self.pid != os.getpid() or self.process.poll() is not None:
+            return
+        if not self.used:
+            self.process.terminate()  # never asked anything (the pass failed early): nothing to finish
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
 
     def request(self, **message) -> dict:
+        self.used = True
         try:
             self.process.stdin.write(json.dumps(message) + "\n")
             self.process.stdin.flush()
@@ -173,6 +189,9 @@ def main() -> None:
             reply = {"error": f"{type(error).__name__}: {error}"}
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
+    # Every request is answered and nothing is left to write: no teardown of LanceDB's
+    # runtime and modules, which would only delay the process waiting for this one.
+    os._exit(0)
 
 
 if __name__ == "__main__":
