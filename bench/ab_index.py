@@ -42,13 +42,7 @@ def run(tree: Path, source: Path, llm: bool, server: vs.MockServer, folder: Path
     env = vs.clean_env() | {"PYTHONPATH": str(tree), "DAGSTER_HOME": str(home)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     if llm:
-        env |= {
-            "GRAPHRAG_LLM_BASE_URL": server.base_url,
-            "GRAPHRAG_LLM_API_KEY": "sk-bench",
-            "GRAPHRAG_LLM_MODEL": vs.CHAT_MODEL,
-            "GRAPHRAG_EMBEDDING_MODEL": vs.EMBEDDING_MODEL,
-            "GRAPHRAG_LLM_CONCURRENCY": str(vs.CONCURRENCY),
-        }
+        env |= vs.our_endpoint_settings(server)
     offset = server.reset()
     command = [sys.executable, "-c", COMMAND, "--input", str(source), "--corpus", "ab"]
     command += ["--db", str(folder / "index.duckdb"), "--vectors", str(folder / "lancedb")]

@@ -192,18 +192,22 @@ def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAG_", "OPENAI_")) and k != "PYTHONPATH"}
 
 
-def run_ours(server: MockServer, folder: Path) -> tuple[dict, dict]:
-    home = folder / "dagster_home"
-    home.mkdir()
-    shutil.copy(REPO / "dagster_home" / "dagster.yaml", home)
-    env = clean_env() | {
-        "DAGSTER_HOME": str(home),
+def our_endpoint_settings(server: MockServer) -> dict[str, str]:
+    """Our settings for the fake endpoint: its address, the models, 16 in flight."""
+    return {
         "GRAPHRAG_LLM_BASE_URL": server.base_url,
         "GRAPHRAG_LLM_API_KEY": "sk-bench",
         "GRAPHRAG_LLM_MODEL": CHAT_MODEL,
         "GRAPHRAG_EMBEDDING_MODEL": EMBEDDING_MODEL,
         "GRAPHRAG_LLM_CONCURRENCY": str(CONCURRENCY),
     }
+
+
+def run_ours(server: MockServer, folder: Path) -> tuple[dict, dict]:
+    home = folder / "dagster_home"
+    home.mkdir()
+    shutil.copy(REPO / "dagster_home" / "dagster.yaml", home)
+    env = clean_env() | {"DAGSTER_HOME": str(home)} | our_endpoint_settings(server)
     db = folder / "index.duckdb"
     # graphrag-index sits beside the interpreter running this script (the project's venv).
     command = [

@@ -82,21 +82,21 @@ _running: _MirrorProcess | None = None
 
 def start() -> None:
     """Start the mirror process of this process if none runs yet (without waiting for it)."""
-    _process()
-
-
-def _process() -> _MirrorProcess:
-    global _running
     with _lock:
-        if _running is None or _running.pid != os.getpid() or _running.process.poll() is not None:
-            _running = _MirrorProcess()
-        return _running
+        _serving()
+
+
+def _serving() -> _MirrorProcess:
+    """This process's mirror process, started if there is none (called under ``_lock``)."""
+    global _running
+    if _running is None or _running.pid != os.getpid() or _running.process.poll() is not None:
+        _running = _MirrorProcess()
+    return _running
 
 
 def _call(**message) -> dict:
-    process = _process()
     with _lock:  # one request at a time on the pipes
-        return process.request(**message)
+        return _serving().request(**message)
 
 
 def replace_corpus(path: Path, corpus: str, embeddings: pl.DataFrame) -> tuple[dict[str, int], bool]:
@@ -126,14 +126,14 @@ def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _replace_corpus(lancedb, pa, path: str, corpus: str, vectors: str) -> dict:
+def _replace_corpus(lancedb, pa, pc, path: str, corpus: str, vectors: str) -> dict:
     db = lancedb.connect(path)
     remade = False
     existing = set(db.list_tables().tables)
     rows = pa.ipc.open_file(vectors).read_all()
     counts = {}
     for kind in EMBEDDING_KINDS:
-        of_kind = rows.filter(pa.compute.equal(rows["kind"], kind))
+        of_kind = rows.filter(pc.equal(rows["kind"], kind))
         values = of_kind["vector"].combine_chunks()
         dimensions = len(values[0]) if of_kind.num_rows else None
         table = None
@@ -175,13 +175,13 @@ def _table_versions(lancedb, path: str) -> dict[str, int]:
 def main() -> None:
     import lancedb
     import pyarrow as pa
-    import pyarrow.compute  # noqa: F401  (pa.compute)
+    import pyarrow.compute as pc
 
     for line in sys.stdin:
         message = json.loads(line)
         try:
             if message["op"] == "replace_corpus":
-                reply = _replace_corpus(lancedb, pa, message["path"], message["corpus"], message["vectors"])
+                reply = _replace_corpus(lancedb, pa, pc, message["path"], message["corpus"], message["vectors"])
             else:
                 reply = {"versions": _table_versions(lancedb, message["path"])}
         except Exception as error:
