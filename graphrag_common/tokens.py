@@ -46,8 +46,14 @@ def _bundled_cl100k() -> tiktoken.Encoding:
     )
 
 
-@lru_cache(maxsize=4)
 def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
+    return _encoding(name)
+
+
+@lru_cache(maxsize=4)
+def _encoding(name: str) -> tiktoken.Encoding:
+    # Cached by name alone: cached on ``get_encoding`` itself, ``get_encoding()`` and
+    # ``get_encoding(DEFAULT_ENCODING)`` are two keys, and the ranks were loaded twice.
     return _bundled_cl100k() if name == DEFAULT_ENCODING else tiktoken.get_encoding(name)
 
 
