@@ -13,10 +13,12 @@ to the requests'), and every request is recorded for assertions.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import random
 import re
+import struct
 import threading
 import time
 from collections import deque
@@ -187,6 +189,9 @@ class FakeOpenAI:
     # chunk, "ignored" (no usage chunk), or "rejected" (HTTP 400 naming the option).
     stream_usage: str = "reported"
     embedding_dimensions: int = 16
+    # Vectors as base64 float32 when asked for with encoding_format (as OpenAI does), or
+    # always as lists of numbers (as some local servers do).
+    base64_embeddings: bool = True
     requests: list[dict] = field(default_factory=list)
     faults: deque = field(default_factory=deque)
     _server: ThreadingHTTPServer | None = None
@@ -246,7 +251,7 @@ class FakeOpenAI:
             "path": path,
             "task": task_match.group(1) if task_match else None,
             "body": request,
-            "headers": dict(handler.headers),
+            "headers": {name.lower(): value for name, value in handler.headers.items()},  # names are case-blind
             "started": time.monotonic(),
         }
         with self._lock:
@@ -269,8 +274,17 @@ class FakeOpenAI:
             return
         if path.endswith("/embeddings"):
             inputs = request["input"] if isinstance(request["input"], list) else [request["input"]]
+            encode = self.base64_embeddings and request.get("encoding_format") == "base64"
             data = [
-                {"object": "embedding", "index": i, "embedding": self._vector(text)} for i, text in enumerate(inputs)
+                {
+                    "object": "embedding",
+                    "index": i,
+                    "embedding": base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+                    if encode
+                    else vector,
+                }
+                for i, text in enumerate(inputs)
+                for vector in [self._vector(text)]
             ]
             latency = self.latency_seconds + self._jitter()
             time.sleep(latency)

@@ -1,7 +1,6 @@
 """graphrag-index imports what a pass needs and no more (docs: bench/README.md, "Fixed
-costs"): the OpenAI client, instructor and their HTTP library only with a model
-configured, LanceDB never (the mirror process, storage/lance_mirror.py, writes the
-mirror), the job definitions only to launch runs. Each pass runs in a subprocess, which
+costs"): the LLM client's HTTP library only with a model configured, LanceDB never (the
+mirror process, storage/lance_mirror.py, writes the mirror), the job definitions only to launch runs. Each pass runs in a subprocess, which
 reports the modules it ended with."""
 
 import json
@@ -13,7 +12,7 @@ from graphrag_assets.storage.vector_store import VectorStore
 
 from .conftest import REPO
 
-HEAVY = ("openai", "instructor", "httpx", "httpx2", "lancedb", "graphrag_assets.defs.build")
+HEAVY = ("httpx", "lancedb", "graphrag_assets.defs.build")
 REPORT = (
     "import json, sys; from graphrag_assets.cli import main; code = main(); "
     f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules])); sys.exit(code)"

@@ -1,5 +1,5 @@
-"""The LLM client against the OpenAI-compatible test server (real sockets, real openai and
-instructor clients)."""
+"""The LLM client against the OpenAI-compatible test server (real sockets, the client's own
+HTTP requests)."""
 
 import asyncio
 import time
@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from graphrag_assets.llm.cache import LLMCache
 from graphrag_assets.llm.client import LLMClient
+from graphrag_assets.llm.endpoint import parse_structured, structured_request
 from graphrag_assets.llm.errors import BudgetExhausted, EndpointRefused, LLMError
 from graphrag_assets.llm.models import GraphExtraction
 from graphrag_assets.llm.settings import LLMSettings
@@ -75,6 +76,46 @@ def test_retries_429_honouring_retry_after_then_500_then_repairs_malformed_json(
         stats = client.usage.stage("extraction")
         assert stats.retries == 2 and stats.calls == 1 and stats.failures == 0
         assert len(fake.completions()) == 4  # 429, 503, malformed, repaired
+
+
+@pytest.mark.parametrize("mode", ["tools", "json_schema", "json"])
+def test_an_invalid_answer_is_shown_to_the_model_with_the_error_and_every_attempt_is_paid_for(mode):
+    with FakeOpenAI() as fake:
+        fake.faults.append(Fault(body='{"entities": "not a list"}'))
+        client = _client(fake, mode=mode)
+        result = _run(client, lambda c: c.structured("extraction", "v1", EXTRACT, GraphExtraction))
+        assert result.entities
+        first, repair = (request["body"] for request in fake.completions())
+        added = repair["messages"][len(first["messages"]) :]
+        assert [m["role"] for m in added] == (["assistant", "tool"] if mode == "tools" else ["assistant", "user"])
+        shown = added[0]["tool_calls"][0]["function"]["arguments"] if mode == "tools" else added[0]["content"]
+        assert shown == '{"entities": "not a list"}'
+        assert "entities: Input should be a valid array" in added[1]["content"]  # what is wrong, and where
+        stats = client.usage.stage("extraction")
+        assert stats.calls == 1 and stats.retries == 0
+        assert stats.prompt_tokens > sum(len(m["content"]) for m in EXTRACT) // 8  # both attempts counted
+
+
+def test_an_answer_that_never_validates_fails_the_item_after_the_repairs_allowed():
+    with FakeOpenAI() as fake:
+        fake.faults.extend([Fault(body="{not json")] * 3)
+        client = _client(fake, max_repairs=2)
+        with pytest.raises(LLMError, match="no valid GraphExtraction after 3 attempt"):
+            _run(client, lambda c: c.structured("extraction", "v1", EXTRACT, GraphExtraction))
+        assert len(fake.completions()) == 3
+        assert client.usage.stage("extraction").failures == 1
+
+
+def test_json_mode_asks_with_the_schema_and_reads_an_answer_in_a_code_block():
+    request = structured_request("json", "m", [{"role": "system", "content": "Be brief."}, *EXTRACT], Answer)
+    assert request["response_format"] == {"type": "json_object"}
+    system = request["messages"][0]
+    assert system["content"].startswith("Be brief.") and '"answer"' in system["content"]
+    assert len(request["messages"]) == 2  # the schema joins the system message
+    fenced = {"content": '```json\n{"answer": "yes"}\n```'}
+    assert parse_structured("json", fenced, Answer).answer == "yes"
+    with pytest.raises(ValueError, match="calls no function"):
+        parse_structured("tools", {"content": "I would rather not."}, Answer)
 
 
 @pytest.mark.parametrize(
@@ -154,6 +195,15 @@ def test_embeddings_are_batched_cached_and_long_texts_averaged():
         again = _run(client, lambda c: c.embed(texts))
         assert len(fake.embedding_requests()) == before
         assert (again == vectors).all()
+
+
+def test_vectors_sent_as_numbers_or_as_base64_are_the_same():
+    texts = ["Marley was dead", "to begin with"]
+    with FakeOpenAI() as as_base64, FakeOpenAI(base64_embeddings=False) as as_numbers:
+        packed = _run(_client(as_base64), lambda c: c.embed(texts))
+        listed = _run(_client(as_numbers), lambda c: c.embed(texts))
+        assert as_base64.embedding_requests()[0]["body"]["encoding_format"] == "base64"
+    assert packed.shape == (2, 16) and (packed == listed).all()
 
 
 def test_texts_embedded_ahead_are_sent_in_batches_and_found_in_the_cache_later():

@@ -1,2 +1,2 @@
-"""The LLM path: any OpenAI-compatible endpoint, with structured outputs (instructor),
-retries, rate limits, a DuckDB cache and cost accounting."""
+"""The LLM path: any OpenAI-compatible endpoint, spoken directly (endpoint.py), with structured
+outputs, retries, rate limits, a DuckDB cache and cost accounting."""

@@ -1,8 +1,9 @@
 """The LLM client every stage uses: structured completions, streamed plain-text
 completions and embeddings through any OpenAI-compatible endpoint.
 
-- Structured outputs with instructor (tool calling, JSON schema or plain JSON mode);
-  invalid JSON is re-asked at most ``max_repairs`` times.
+- The endpoint is spoken to directly (endpoint.py), not through the openai SDK.
+- Structured outputs by tool calling, JSON schema or plain JSON mode; an answer that does
+  not validate is re-asked at most ``max_repairs`` times.
 - Plain-text answers streamed piece by piece as the model writes them; a failure before
   the first piece is retried like any call, the text is cached once complete.
 - At most ``concurrency`` completions and ``embedding_concurrency`` embedding requests
@@ -28,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import gc
 import json
 import random
 import ssl
@@ -42,13 +42,13 @@ from graphrag_common.ids import content_hash
 from graphrag_common.tokens import count_tokens, get_encoding
 
 from .cache import CacheRow, CallSite, LLMCache, LLMCall, call_record
-from .errors import BudgetExhausted, EndpointRefused, LLMError, describe, refusal, transport_error
+from .errors import BudgetExhausted, EndpointRefused, LLMError, StatusError, describe, refusal, transport_error
 from .rate_limit import RateLimiter
 from .settings import LLMSettings
 from .usage import UsageByStage
 
 if TYPE_CHECKING:
-    import openai
+    from .endpoint import Endpoint
 
 R = TypeVar("R")
 T = TypeVar("T", bound=BaseModel)
@@ -79,40 +79,17 @@ def _json_schema(response_model: type[BaseModel]) -> dict:
 
 
 @functools.cache
-def _tls_context() -> ssl.SSLContext:
-    """The TLS settings the HTTP client would build for itself (system trust store, or
-    SSL_CERT_FILE / SSL_CERT_DIR), built once: loading the certificates is slow, and every
-    new client (one per step and endpoint) would otherwise load them before its first request."""
-    try:
-        import httpx2 as http  # the openai client's HTTP library since openai 3
-    except ImportError:
-        import httpx as http
+def _tls_context(https: bool) -> ssl.SSLContext:
+    """The TLS settings for the endpoints, built once (loading the trust store is slow, and
+    every client, one per step and endpoint, would otherwise load it before its first
+    request): the system's trust store, or SSL_CERT_FILE / SSL_CERT_DIR, as httpx chooses.
+    A plain-HTTP endpoint (a local server) gets a context that trusts nothing: never used
+    there, and were it used it would refuse rather than accept an unverified peer."""
+    if not https:
+        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    import httpx
 
-    return http.create_ssl_context()
-
-
-@contextlib.contextmanager
-def _collector_paused():
-    """The garbage collector off while the client's libraries are imported: openai and
-    instructor build hundreds of pydantic models at import, objects that live as long as
-    the process, and the collections those allocations set off (over a heap holding the
-    whole Dagster code location) are a fifth to a third of the imports' time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-@functools.cache
-def _instructor_model(response_model: type[T]) -> type[T]:
-    """The model wrapped for instructor once. Given a plain model, instructor builds a new
-    wrapper class and its schema on every call, holding up the event loop each time."""
-    import instructor
-
-    return instructor.response_schema(response_model)
+    return httpx.create_ssl_context()
 
 
 class _Request(NamedTuple):
@@ -121,17 +98,6 @@ class _Request(NamedTuple):
     stage: str
     model: str
     key: str
-
-
-def _retry_after(error: Exception) -> float | None:
-    response = getattr(error, "response", None)
-    if response is None:
-        return None
-    value = response.headers.get("retry-after")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
 
 
 class LLMClient:
@@ -160,7 +126,6 @@ class LLMClient:
             self._embedding_slots = asyncio.Semaphore(self.settings.embedding_concurrency)
             self._limiter = RateLimiter(self.settings.requests_per_minute, self.settings.tokens_per_minute)
             self._chat_api = None
-            self._chat = None
             self._embeddings = None
             self._ahead, self._ahead_requests = [], []
 
@@ -179,9 +144,9 @@ class LLMClient:
                 await request
             else:
                 request.cancel()
-        for api in (getattr(self, "_chat_api", None), getattr(self, "_embeddings", None)):
-            if api is not None:
-                await api.close()
+        apis = (getattr(self, "_chat_api", None), getattr(self, "_embeddings", None))
+        for api in {id(api): api for api in apis if api is not None}.values():  # shared: closed once
+            await api.close()
 
     # -- plumbing ---------------------------------------------------------------------
     def _redact(self, text: str) -> str:
@@ -192,54 +157,34 @@ class LLMClient:
                 text = text.replace(secret, "***")
         return text
 
-    def _openai(self, base_url: str | None, key) -> openai.AsyncOpenAI:
-        # Imported with the first client that sends a request (about a second): the job
-        # definitions import this module, and an offline pass or a rerun answered by the
-        # cache never needs it.
-        with _collector_paused():
-            import openai
+    def _endpoint(self, base_url: str | None, key) -> Endpoint:
+        # Imported with the first client that sends a request: the job definitions import
+        # this module, and an offline pass or a rerun answered by the cache never needs it.
+        from .endpoint import DEFAULT_BASE_URL, Endpoint
 
-        return openai.AsyncOpenAI(
-            base_url=base_url,
-            # Local servers (Ollama, vLLM) need no key; the client insists on one.
-            api_key=key.get_secret_value() if key else "not-needed",
-            max_retries=0,  # retries are ours: backoff with jitter, Retry-After, no retry on 4xx
-            timeout=self.settings.timeout_seconds,
-            http_client=openai.DefaultAsyncHttpxClient(verify=_tls_context()),
+        url = base_url or DEFAULT_BASE_URL
+        return Endpoint(
+            url,
+            key.get_secret_value() if key else None,  # local servers (Ollama, vLLM) need no key
+            self.settings.timeout_seconds,
+            _tls_context(not url.startswith("http://")),
         )
 
     @property
-    def chat_api(self) -> openai.AsyncOpenAI:
+    def chat_api(self) -> Endpoint:
         if self._chat_api is None:
-            self._chat_api = self._openai(self.settings.base_url, self.settings.api_key)
+            self._chat_api = self._endpoint(self.settings.base_url, self.settings.api_key)
         return self._chat_api
 
     @property
-    def chat(self):
-        if self._chat is None:
-            import logging
-
-            import instructor
-
-            # instructor logs every failed attempt; our own retry/failure accounting reports them.
-            logging.getLogger("instructor").setLevel(logging.CRITICAL)
-
-            mode = {
-                "tools": instructor.Mode.TOOLS,
-                "json_schema": instructor.Mode.JSON_SCHEMA,
-                "json": instructor.Mode.JSON,
-            }[self.settings.mode]
-            with _collector_paused():  # its OpenAI support is imported here
-                self._chat = instructor.from_openai(self.chat_api, mode=mode)
-        return self._chat
-
-    @property
-    def embeddings_api(self) -> openai.AsyncOpenAI:
+    def embeddings_api(self) -> Endpoint:
         if self._embeddings is None:
-            self._embeddings = self._openai(
-                self.settings.embedding_base_url or self.settings.base_url,
-                self.settings.embedding_api_key or self.settings.api_key,
-            )
+            base_url = self.settings.embedding_base_url or self.settings.base_url
+            key = self.settings.embedding_api_key or self.settings.api_key
+            if base_url == self.settings.base_url and key == self.settings.api_key:
+                self._embeddings = self.chat_api  # one endpoint, one connection pool
+            else:
+                self._embeddings = self._endpoint(base_url, key)
         return self._embeddings
 
     def _check_budget(self) -> None:
@@ -288,7 +233,7 @@ class LLMClient:
                         self._redact(f"{stage} call failed after {attempt + 1} attempt(s): {describe(error)}")
                     ) from None
                 stats.retries += 1
-                delay = _retry_after(cause)
+                delay = getattr(cause, "retry_after", None)
                 if delay is None:
                     delay = min(60.0, 0.5 * 2**attempt) * random.uniform(0.5, 1.5)
                 await asyncio.sleep(delay)
@@ -354,25 +299,17 @@ class LLMClient:
         if cached is not None:
             return response_model.model_validate_json(cached)
 
+        from .endpoint import structured
+
         async def call():
-            return await self.chat.chat.completions.create_with_completion(
-                model=request.model,
-                messages=messages,
-                response_model=_instructor_model(response_model),
-                max_retries=self.settings.max_repairs,
-                temperature=0,
+            return await structured(
+                self.chat_api, self.settings.mode, request.model, messages, response_model, self.settings.max_repairs
             )
 
-        result, completion = await self._with_retries(
+        result, prompt_tokens, completion_tokens = await self._with_retries(
             stage, call, self._token_estimate(messages), self._completion_slots
         )
-        usage = getattr(completion, "usage", None)
-        await self._record(
-            request,
-            result.model_dump_json(),
-            getattr(usage, "prompt_tokens", 0) or 0,
-            getattr(usage, "completion_tokens", 0) or 0,
-        )
+        await self._record(request, result.model_dump_json(), prompt_tokens, completion_tokens)
         return result
 
     async def stream_text(self, stage: str, prompt_version: str, messages: list[dict]) -> AsyncIterator[str]:
@@ -403,7 +340,7 @@ class LLMClient:
         try:
             async with contextlib.aclosing(_chunks(first, stream)) as chunks:
                 async for chunk in chunks:
-                    reported = chunk.usage or reported
+                    reported = chunk.get("usage") or reported
                     piece = _chunk_text(chunk)
                     if piece:
                         pieces.append(piece)
@@ -419,7 +356,8 @@ class LLMClient:
             await stream.close()
             text = "".join(pieces)
             if reported is not None:
-                prompt_tokens, completion_tokens = reported.prompt_tokens or 0, reported.completion_tokens or 0
+                prompt_tokens = reported.get("prompt_tokens") or 0
+                completion_tokens = reported.get("completion_tokens") or 0
             else:
                 prompt_tokens, completion_tokens = _prompt_tokens(messages), count_tokens(text)
             await self._record(request, text if complete else None, prompt_tokens, completion_tokens)
@@ -429,11 +367,9 @@ class LLMClient:
         before any text surface here, where they can still be retried."""
         options = {"stream_options": {"include_usage": True}} if self._stream_usage else {}
         try:
-            stream = await self.chat_api.chat.completions.create(
-                model=model, messages=messages, temperature=0, stream=True, **options
-            )
-        except _openai_module().BadRequestError as error:
-            if not options or "stream_options" not in str(error.message):
+            stream = await self.chat_api.chat_stream({"model": model, "messages": messages, "temperature": 0} | options)
+        except StatusError as error:
+            if error.status_code != 400 or not options or "stream_options" not in error.message:
                 raise
             self._stream_usage = False  # the server refuses the option; tokens are counted here instead
             return await self._open_stream(model, messages)
@@ -512,18 +448,17 @@ class LLMClient:
             inputs = [pieces[p][1] for p in batch]
 
             async def call():
-                return await self.embeddings_api.embeddings.create(model=model, input=inputs)
+                return await self.embeddings_api.embeddings(model, inputs)
 
-            response = await self._with_retries(
+            answered, prompt_tokens = await self._with_retries(
                 "embedding", call, sum(pieces[p][2] for p in batch), self._embedding_slots
             )
-            prompt_tokens = getattr(response.usage, "prompt_tokens", 0) or 0
             stats.calls += 1
             stats.prompt_tokens += prompt_tokens
             rows = []
-            for position, item in zip(batch, sorted(response.data, key=lambda d: d.index)):
-                vectors[position] = np.asarray(item.embedding, dtype=np.float32)
-                rows.append(CacheRow(keys[position], "embedding", model, json.dumps(item.embedding), 0, 0))
+            for position, vector in zip(batch, answered):
+                vectors[position] = vector
+                rows.append(CacheRow(keys[position], "embedding", model, json.dumps(vector.tolist()), 0, 0))
             await self.cache.put(rows, [self._call("embedding", model, prompt_tokens, 0, cached=False)])
 
         await asyncio.gather(*(run(b) for b in batches))
@@ -535,18 +470,13 @@ class LLMClient:
         return result / np.where(norms == 0, 1, norms)
 
 
-def _openai_module():
-    import openai
-
-    return openai
-
-
 def _prompt_tokens(messages: list[dict]) -> int:
     return sum(count_tokens(m["content"]) for m in messages)
 
 
-def _chunk_text(chunk) -> str:
-    return (chunk.choices[0].delta.content or "") if chunk.choices else ""
+def _chunk_text(chunk: dict) -> str:
+    choices = chunk.get("choices") or []
+    return ((choices[0].get("delta") or {}).get("content") or "") if choices else ""
 
 
 async def _chunks(first: list, stream) -> AsyncIterator:

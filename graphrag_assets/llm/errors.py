@@ -20,15 +20,35 @@ def failure_frame(failures: Iterable[dict]) -> pl.DataFrame:
     return pl.DataFrame(list(failures), schema=FAILURE_COLUMNS)
 
 
-# openai is imported where a failure is classified, not here: the job definitions import
-# this module, and openai is a heavy import that an offline pass (or the start-up of an LLM
-# one) should not pay for. By the time a call has failed, the client has imported it.
+# What the endpoint's answers can be (endpoint.py raises them); here, with no HTTP library
+# imported, because the job definitions import this module.
+class EndpointError(Exception):
+    """A request that got no usable answer."""
 
 
-def _retryable() -> tuple[type[BaseException], ...]:
-    import openai
+class StatusError(EndpointError):
+    """The endpoint answered with an HTTP error status."""
 
-    return (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError, openai.APITimeoutError)
+    def __init__(self, status_code: int, message: str, retry_after: float | None = None):
+        super().__init__(f"HTTP {status_code}: {message}")
+        self.status_code = status_code
+        self.message = message
+        self.retry_after = retry_after  # seconds, from a Retry-After header
+
+
+class TransportError(EndpointError):
+    """No answer: the connection failed, broke off or timed out."""
+
+
+class InvalidOutput(EndpointError):
+    """The model's output did not validate, after every re-ask allowed."""
+
+
+def retryable(error: BaseException) -> bool:
+    """Worth another attempt: a rate limit, a server error or a transport failure."""
+    if isinstance(error, StatusError):
+        return error.status_code == 429 or error.status_code >= 500
+    return isinstance(error, TransportError)
 
 
 class LLMError(RuntimeError):
@@ -49,12 +69,10 @@ _REFUSAL_HINTS = {
 
 
 def refusal(error: BaseException, stage: str, settings: LLMSettings) -> EndpointRefused | None:
-    import openai
-
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
-        if isinstance(error, openai.APIStatusError) and error.status_code in _REFUSAL_HINTS:
+        if isinstance(error, StatusError) and error.status_code in _REFUSAL_HINTS:
             what, fix = _REFUSAL_HINTS[error.status_code]
             if stage == "embedding":
                 names = {
@@ -78,7 +96,7 @@ def refusal(error: BaseException, stage: str, settings: LLMSettings) -> Endpoint
             return EndpointRefused(
                 f"{stage} call refused (HTTP {error.status_code}): {what}; check {fix.format(**names)}"
             )
-        error = error.__cause__ or getattr(error, "last_exception", None)
+        error = error.__cause__
     return None
 
 
@@ -87,29 +105,26 @@ class BudgetExhausted(LLMError):
 
 
 def describe(error: BaseException) -> str:
-    """A short, key-free description: the API error behind an instructor wrapper, or the
-    last validation error, cut to a readable length."""
-    import openai
-
+    """A short, key-free description: the endpoint's error behind a wrapper, cut to a
+    readable length."""
     current, seen = error, set()
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, openai.APIStatusError):
-            return f"{type(current).__name__} (HTTP {current.status_code}): {str(current.message)[:300]}"
-        if isinstance(current, openai.APIError):
+        if isinstance(current, StatusError):
+            return f"HTTP {current.status_code}: {current.message[:300]}"
+        if isinstance(current, EndpointError):
             return f"{type(current).__name__}: {str(current)[:300]}"
         current = current.__cause__
-    last = getattr(error, "last_exception", None) or error
-    return f"{type(error).__name__}: {str(last).splitlines()[0][:300]}"
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0][:300] if text else ''}".rstrip(": ")
 
 
 def transport_error(error: BaseException) -> BaseException | None:
-    """The retryable transport error behind ``error`` (instructor may wrap it), if any."""
-    retryable = _retryable()
+    """The retryable failure behind ``error`` (a rate limit, a server error, no answer), if any."""
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
-        if isinstance(error, retryable):
+        if retryable(error):
             return error
         error = error.__cause__
     return None

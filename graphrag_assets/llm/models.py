@@ -1,4 +1,4 @@
-"""Pydantic models of what the model must return (instructor validates against them)."""
+"""Pydantic models of what the model must return (the client validates the answers against them)."""
 
 from __future__ import annotations
 
