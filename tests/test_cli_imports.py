@@ -1,7 +1,7 @@
 """graphrag-index imports what a pass needs and no more (docs: bench/README.md, "Fixed
 costs"): the LLM client's HTTP library only with a model configured, LanceDB never (the
-mirror process, storage/lance_mirror.py, writes the mirror), the job definitions only to launch runs. Each pass runs in a subprocess, which
-reports the modules it ended with."""
+mirror process, storage/lance_mirror.py, writes the mirror), the job definitions only to
+launch runs. Each pass runs in a subprocess, which reports the modules it ended with."""
 
 import json
 import os
