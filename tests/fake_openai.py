@@ -1,7 +1,7 @@
 """An OpenAI-compatible HTTP server for tests and benchmarks, on 127.0.0.1.
 
 It speaks the real wire protocol (``/v1/chat/completions``, ``/v1/embeddings``), so the
-the client (graphrag_assets.llm) talks to it over real sockets. Answers are
+client (graphrag_assets.llm) talks to it over real sockets. Answers are
 scripted from the request: the prompt's task marker decides the shape (JSON, or plain text
 for the final-answer tasks), the text in the prompt decides the content (capitalised names
 become entities), so the same input always gets the same answer. A request with
