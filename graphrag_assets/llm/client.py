@@ -43,6 +43,7 @@ from graphrag_common.tokens import count_tokens, get_encoding
 
 from .cache import CacheRow, CallSite, LLMCache, LLMCall, call_record
 from .errors import BudgetExhausted, EndpointRefused, LLMError, StatusError, describe, refusal, transport_error
+from .models import schema_of
 from .rate_limit import RateLimiter
 from .settings import LLMSettings
 from .usage import UsageByStage
@@ -74,22 +75,17 @@ def run_with(make_client: ClientFactory, work: Callable[[LLMClient], Awaitable[R
 
 
 @functools.cache
-def _json_schema(response_model: type[BaseModel]) -> dict:
-    return response_model.model_json_schema()
-
-
-@functools.cache
 def _tls_context(https: bool) -> ssl.SSLContext:
     """The TLS settings for the endpoints, built once (loading the trust store is slow, and
     every client, one per step and endpoint, would otherwise load it before its first
-    request): the system's trust store, or SSL_CERT_FILE / SSL_CERT_DIR, as httpx chooses.
+    request): the system's trust store, or SSL_CERT_FILE / SSL_CERT_DIR, as httpx2 chooses.
     A plain-HTTP endpoint (a local server) gets a context that trusts nothing: never used
     there, and were it used it would refuse rather than accept an unverified peer."""
     if not https:
         return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    import httpx
+    import httpx2
 
-    return httpx.create_ssl_context()
+    return httpx2.create_ssl_context()
 
 
 class _Request(NamedTuple):
@@ -294,7 +290,7 @@ class LLMClient:
         """A validated ``response_model`` for the messages, from the cache or the model."""
         self._bind_loop()
         parameters = {"temperature": 0, "mode": self.settings.mode}
-        request = self._request(stage, prompt_version, messages, parameters, _json_schema(response_model))
+        request = self._request(stage, prompt_version, messages, parameters, schema_of(response_model))
         cached = self._cached(request)
         if cached is not None:
             return response_model.model_validate_json(cached)

@@ -1,4 +1,4 @@
-"""The OpenAI-compatible HTTP API, spoken directly over one httpx client: chat completions
+"""The OpenAI-compatible HTTP API, spoken directly over one HTTP client (httpx2): chat completions
 (whole or streamed as Server-Sent Events), structured answers (tool calling, JSON schema
 or JSON mode, with re-asks after invalid output) and embeddings.
 
@@ -18,11 +18,12 @@ import json
 import ssl
 from typing import TypeVar
 
-import httpx
+import httpx2  # httpx's maintained fork: its connection pool stays cheap with many requests in flight
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from .errors import EndpointError, InvalidOutput, StatusError, TransportError
+from .models import schema_of
 
 T = TypeVar("T", bound=BaseModel)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -34,13 +35,13 @@ class Endpoint:
 
     def __init__(self, base_url: str | None, api_key: str | None, timeout: float, verify: ssl.SSLContext):
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(
+        self._client = httpx2.AsyncClient(
             base_url=(base_url or DEFAULT_BASE_URL).rstrip("/") + "/",
             headers=headers,
             timeout=timeout,
             verify=verify,
             # Concurrency is limited by the caller's slots; the pool must not be a second limit.
-            limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100),
+            limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100),
         )
 
     async def close(self) -> None:
@@ -49,7 +50,7 @@ class Endpoint:
     async def post(self, path: str, body: dict) -> dict:
         try:
             response = await self._client.post(path, json=body)
-        except httpx.HTTPError as error:
+        except httpx2.HTTPError as error:
             raise _transport_error(error) from None
         if response.status_code >= 400:
             raise _status_error(response)
@@ -67,7 +68,7 @@ class Endpoint:
                 await response.aread()
                 await response.aclose()
                 raise _status_error(response)
-        except httpx.HTTPError as error:
+        except httpx2.HTTPError as error:
             raise _transport_error(error) from None
         return EventStream(response)
 
@@ -91,7 +92,7 @@ class Endpoint:
 class EventStream:
     """The chunks of a streamed completion as dicts, up to ``data: [DONE]``."""
 
-    def __init__(self, response: httpx.Response):
+    def __init__(self, response: httpx2.Response):
         self._response = response
         self._lines = response.aiter_lines()
 
@@ -107,7 +108,7 @@ class EventStream:
                 if data == "[DONE]":
                     break
                 return json.loads(data)
-        except httpx.HTTPError as error:
+        except httpx2.HTTPError as error:
             raise _transport_error(error) from None
         raise StopAsyncIteration
 
@@ -143,7 +144,7 @@ async def structured(
 
 def structured_request(mode: str, model: str, messages: list[dict], response_model: type[BaseModel]) -> dict:
     """The chat completion request that asks for ``response_model`` in ``mode``."""
-    schema = response_model.model_json_schema()
+    schema = schema_of(response_model)
     name = response_model.__name__
     body = {"model": model, "temperature": 0}
     if mode == "tools":
@@ -215,7 +216,7 @@ def _first_line(error: Exception) -> str:
     return text.splitlines()[0][:300] if text else type(error).__name__
 
 
-def _status_error(response: httpx.Response) -> StatusError:
+def _status_error(response: httpx2.Response) -> StatusError:
     try:
         detail = response.json()
         message = (detail.get("error") or {}).get("message") if isinstance(detail, dict) else None
@@ -229,6 +230,6 @@ def _status_error(response: httpx.Response) -> StatusError:
     return StatusError(response.status_code, str(message), retry_after)
 
 
-def _transport_error(error: httpx.HTTPError) -> TransportError:
-    kind = "timed out" if isinstance(error, httpx.TimeoutException) else "failed"
+def _transport_error(error: httpx2.HTTPError) -> TransportError:
+    kind = "timed out" if isinstance(error, httpx2.TimeoutException) else "failed"
     return TransportError(f"request {kind}: {type(error).__name__}: {error}".rstrip(": "))

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
+
+
+@functools.cache
+def schema_of(response_model: type[BaseModel]) -> dict:
+    """The JSON schema of a response model, built once: pydantic builds it anew on every call
+    (milliseconds for the extraction model), and every call needs it for its cache key and
+    its request. Not to be changed by the caller."""
+    return response_model.model_json_schema()
 
 
 class Entity(BaseModel):
