@@ -333,12 +333,7 @@ def _build_graphs(
         if work.assets is None and settings.parallel_shards() > 1 and _worth_shards(settings, corpus):
             log(f"corpus {corpus}: chunking and extraction in up to {settings.parallel_shards()} processes")
             with _run_in_processes(settings, instance, config, corpus, launcher, selection) as result:
-                success, run_id, calls, errors = (
-                    result.success,
-                    result.run_id,
-                    llm_calls_of(result),
-                    step_errors(result),
-                )
+                success, run_id, calls, errors = _outcome(result)  # read while the result is open
         else:
             result = defs.resolve_job_def("build_graph").execute_in_process(
                 instance=instance,
@@ -348,7 +343,7 @@ def _build_graphs(
                 raise_on_error=False,
                 asset_selection=selection,
             )
-        success, run_id, calls, errors = result.success, result.run_id, llm_calls_of(result), step_errors(result)
+            success, run_id, calls, errors = _outcome(result)
         (report.graph_runs if success else report.failed_runs).append(run_id)
         report.llm_calls += calls
         if success:
@@ -357,6 +352,11 @@ def _build_graphs(
             report.errors += errors
             if any(error.startswith(EndpointRefused.__name__) for error in report.errors):
                 break  # a wrong key, model or address fails every corpus alike
+
+
+def _outcome(result) -> tuple[bool, str, int, list[str]]:
+    """A graph run's success, id, LLM calls and step errors."""
+    return result.success, result.run_id, llm_calls_of(result), step_errors(result)
 
 
 def _worth_shards(settings: IndexSettings, corpus: str) -> bool:
