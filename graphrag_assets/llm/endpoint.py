@@ -174,9 +174,11 @@ def parse_structured(mode: str, message: dict, response_model: type[T]) -> T:
     ``ValidationError`` among them) when it is not one."""
     if mode == "tools":
         calls = message.get("tool_calls") or []
-        if not calls:
+        if calls:
+            return response_model.model_validate_json(calls[0]["function"]["arguments"] or "{}")
+        if not (message.get("content") or "").strip():
             raise ValueError("the answer calls no function")
-        return response_model.model_validate_json(calls[0]["function"]["arguments"] or "{}")
+        # Some servers (local ones among them) answer a forced function call in the text.
     return response_model.model_validate_json(_without_fences(message.get("content") or ""))
 
 
