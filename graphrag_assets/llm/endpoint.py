@@ -14,6 +14,7 @@ status. Retries, limits and caching are the client's (client.py).
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import ssl
 from typing import TypeVar
@@ -22,7 +23,7 @@ import httpx2  # httpx's maintained fork: its connection pool stays cheap with m
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from .errors import EndpointError, InvalidOutput, StatusError, TransportError
+from .errors import EndpointError, InvalidOutput, StatusError, TransportError, first_line
 from .models import schema_of
 
 T = TypeVar("T", bound=BaseModel)
@@ -33,10 +34,10 @@ class Endpoint:
     """One OpenAI-compatible base URL and key. ``verify`` is the TLS context for https
     (built once by the caller: loading a trust store is slow)."""
 
-    def __init__(self, base_url: str | None, api_key: str | None, timeout: float, verify: ssl.SSLContext):
+    def __init__(self, base_url: str, api_key: str | None, timeout: float, verify: ssl.SSLContext):
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx2.AsyncClient(
-            base_url=(base_url or DEFAULT_BASE_URL).rstrip("/") + "/",
+            base_url=base_url.rstrip("/") + "/",
             headers=headers,
             timeout=timeout,
             verify=verify,
@@ -133,12 +134,13 @@ async def structured(
         message = ((answer.get("choices") or [{}])[0]).get("message") or {}
         try:
             return parse_structured(mode, message, response_model), prompt_tokens, completion_tokens
-        except (ValidationError, ValueError) as error:
+        except ValueError as error:  # pydantic's ValidationError among them
             problem = error
             if attempt < max_repairs:
                 conversation += repair_messages(mode, message, problem)
     raise InvalidOutput(
-        f"no valid {response_model.__name__} after {max_repairs + 1} attempt(s): {_first_line(problem)}"
+        f"no valid {response_model.__name__} after {max_repairs + 1} attempt(s): "
+        f"{first_line(problem) or type(problem).__name__}"
     )
 
 
@@ -158,10 +160,7 @@ def structured_request(mode: str, model: str, messages: list[dict], response_mod
         response_format = {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
         return body | {"messages": messages, "response_format": response_format}
     # JSON mode promises JSON but no shape: the schema goes into the system message.
-    instruction = (
-        "Answer with a single JSON object (an instance, not a schema) that validates against this JSON schema:\n"
-        + json.dumps(schema, ensure_ascii=False)
-    )
+    instruction = _json_instruction(response_model)
     if messages and messages[0].get("role") == "system":
         messages = [{**messages[0], "content": f"{messages[0]['content']}\n\n{instruction}"}, *messages[1:]]
     else:
@@ -199,6 +198,15 @@ def _problems(error: Exception) -> str:
     return str(error)
 
 
+@functools.cache
+def _json_instruction(response_model: type[BaseModel]) -> str:
+    """JSON mode's instruction for a model, written once (the schema serialized)."""
+    return (
+        "Answer with a single JSON object (an instance, not a schema) that validates against this JSON schema:\n"
+        + json.dumps(schema_of(response_model), ensure_ascii=False)
+    )
+
+
 def _description(response_model: type[BaseModel]) -> str:
     doc = " ".join((response_model.__doc__ or "").split())
     return doc or f"Returns a {response_model.__name__}"
@@ -211,11 +219,6 @@ def _without_fences(text: str) -> str:
         stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
         stripped = stripped.rsplit("```", 1)[0]
     return stripped
-
-
-def _first_line(error: Exception) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0][:300] if text else type(error).__name__
 
 
 def _status_error(response: httpx2.Response) -> StatusError:

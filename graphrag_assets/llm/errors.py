@@ -44,6 +44,21 @@ class InvalidOutput(EndpointError):
     """The model's output did not validate, after every re-ask allowed."""
 
 
+def _chain(error: BaseException | None):
+    """``error`` and the errors it was raised from, each once."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        yield error
+        error = error.__cause__
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of an error's message, cut to a readable length."""
+    text = str(error).strip()
+    return text.splitlines()[0][:300] if text else ""
+
+
 def retryable(error: BaseException) -> bool:
     """Worth another attempt: a rate limit, a server error or a transport failure."""
     if isinstance(error, StatusError):
@@ -69,11 +84,9 @@ _REFUSAL_HINTS = {
 
 
 def refusal(error: BaseException, stage: str, settings: LLMSettings) -> EndpointRefused | None:
-    seen = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        if isinstance(error, StatusError) and error.status_code in _REFUSAL_HINTS:
-            what, fix = _REFUSAL_HINTS[error.status_code]
+    for cause in _chain(error):
+        if isinstance(cause, StatusError) and cause.status_code in _REFUSAL_HINTS:
+            what, fix = _REFUSAL_HINTS[cause.status_code]
             if stage == "embedding":
                 names = {
                     "key": "GRAPHRAG_EMBEDDING_API_KEY (default GRAPHRAG_LLM_API_KEY)",
@@ -94,9 +107,8 @@ def refusal(error: BaseException, stage: str, settings: LLMSettings) -> Endpoint
                     "base_url": f"GRAPHRAG_LLM_BASE_URL (now {settings.base_url or 'api.openai.com'!r})",
                 }
             return EndpointRefused(
-                f"{stage} call refused (HTTP {error.status_code}): {what}; check {fix.format(**names)}"
+                f"{stage} call refused (HTTP {cause.status_code}): {what}; check {fix.format(**names)}"
             )
-        error = error.__cause__
     return None
 
 
@@ -107,24 +119,14 @@ class BudgetExhausted(LLMError):
 def describe(error: BaseException) -> str:
     """A short, key-free description: the endpoint's error behind a wrapper, cut to a
     readable length."""
-    current, seen = error, set()
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
+    for current in _chain(error):
         if isinstance(current, StatusError):
             return f"HTTP {current.status_code}: {current.message[:300]}"
         if isinstance(current, EndpointError):
             return f"{type(current).__name__}: {str(current)[:300]}"
-        current = current.__cause__
-    text = str(error).strip()
-    return f"{type(error).__name__}: {text.splitlines()[0][:300] if text else ''}".rstrip(": ")
+    return f"{type(error).__name__}: {first_line(error)}".rstrip(": ")
 
 
 def transport_error(error: BaseException) -> BaseException | None:
     """The retryable failure behind ``error`` (a rate limit, a server error, no answer), if any."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        if retryable(error):
-            return error
-        error = error.__cause__
-    return None
+    return next((cause for cause in _chain(error) if retryable(cause)), None)
