@@ -69,7 +69,7 @@ def corpus_work(
     current = current_fingerprints(settings)
     forced = tuple(asset for asset in assets_of(stages_from(rebuild)) if asset in KEEPS_EARLIER_WORK) if rebuild else ()
     mirrored = settings.vector_store().mirrored_builds()
-    published = published_builds(settings.database)
+    published = published_builds(settings.location())
     work = {}
     for corpus in corpora:
         build = builds.get(corpus)

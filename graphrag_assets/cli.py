@@ -44,6 +44,29 @@ def _parser() -> argparse.ArgumentParser:
         "without STAGE, everything. LLM calls already answered come from the cache",
     )
     parser.add_argument(
+        "--prune",
+        action="store_true",
+        help="make the index equal this input: also delete the sources and corpora it does not hold (a pass "
+        "otherwise deletes only files gone from a corpus folder of its input)",
+    )
+    parser.add_argument(
+        "--remove-corpus",
+        metavar="NAME",
+        help="delete every source of corpus NAME and publish the index without it; index nothing else",
+    )
+    parser.add_argument(
+        "--restore",
+        action="store_true",
+        help="bring back the sources the last deleting pass removed, from the snapshot published before it "
+        "(kept 7 days), and rebuild their corpora",
+    )
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        help="delete without asking: --remove-corpus, --prune, and any pass deleting more than 5 documents or "
+        "most of a corpus asks first (and refuses when it cannot ask)",
+    )
+    parser.add_argument(
         "--show-settings",
         action="store_true",
         help=(
@@ -100,6 +123,21 @@ def _collector_for_a_command(as_command: bool):
     return _started_up
 
 
+def _confirmation(yes: bool):
+    """What asks before a large deletion: --yes agrees; a terminal asks; anything else
+    (a script, a pipe) refuses."""
+
+    def confirm(deletion) -> bool:
+        if yes:
+            return True
+        if not sys.stdin.isatty():
+            return False
+        print("this pass would delete:", *deletion.lines(), sep="\n")
+        return input("delete them (recoverable with --restore for 7 days)? [y/N] ").strip().lower() in ("y", "yes")
+
+    return confirm
+
+
 def _ensure_dagster_home() -> Path:
     home = os.environ.get("DAGSTER_HOME")
     if not home:
@@ -124,6 +162,8 @@ def _main(argv: list[str] | None, started) -> int:
     args = parser.parse_args(argv)
     if args.markdown and not args.show_settings:
         parser.error("--markdown goes with --show-settings")
+    if sum(map(bool, (args.remove_corpus, args.restore, args.prune or args.rebuild or args.dry_run))) > 1:
+        parser.error("--remove-corpus, --restore and indexing (--prune, --rebuild, --dry-run) are separate passes")
     # Imported after argument parsing so that --help is instant.
     import warnings
 
@@ -136,7 +176,7 @@ def _main(argv: list[str] | None, started) -> int:
     import duckdb
 
     from .core.inputs import InputError
-    from .indexing import estimate_pending, plan_index, run_index
+    from .indexing import DeletionNotConfirmed, estimate_pending, plan_index, remove_corpus, restore, run_index
     from .llm.settings import LLMSettings
     from .settings import IndexSettings
     from .storage.connection import LOCK_WAIT_VARIABLE, lock_holder, lock_wait_seconds
@@ -161,7 +201,12 @@ def _main(argv: list[str] | None, started) -> int:
     try:
         with DagsterInstance.get() as instance:
             if args.dry_run:
-                plan, _ = plan_index(settings, instance, args.rebuild)
+                planned = plan_index(settings, instance, args.rebuild, args.prune)
+                plan = planned.sources
+                for line in planned.kept:
+                    print(line)
+                if plan.deleted:
+                    print(f"would delete: {', '.join(plan.deleted[:20])}" + (" ..." if len(plan.deleted) > 20 else ""))
                 estimate = estimate_pending(plan, settings)
                 print(
                     f"dry run: {len(plan.added)} new, {len(plan.changed)} changed, {len(plan.deleted)} deleted "
@@ -190,16 +235,31 @@ def _main(argv: list[str] | None, started) -> int:
                 for problem in estimate.unreadable:
                     print(f"unreadable source: {problem}", file=sys.stderr)
                 return 0
-            report = run_index(
-                settings,
-                instance,
-                lambda: _job_definitions(settings, started),
-                dagster_log_level="DEBUG" if args.verbose else "CRITICAL",
-                rebuild=args.rebuild,
-            )
-    except (InputError, BackendUnavailable) as error:
+            definitions = lambda: _job_definitions(settings, started)  # noqa: E731
+            level = "DEBUG" if args.verbose else "CRITICAL"
+            confirm = _confirmation(args.yes)
+            if args.remove_corpus:
+                report = remove_corpus(
+                    settings, instance, definitions, args.remove_corpus, confirm, dagster_log_level=level
+                )
+            elif args.restore:
+                report = restore(settings, instance, definitions, dagster_log_level=level)
+            else:
+                report = run_index(
+                    settings,
+                    instance,
+                    definitions,
+                    dagster_log_level=level,
+                    rebuild=args.rebuild,
+                    prune=args.prune,
+                    confirm=confirm,
+                )
+    except (InputError, BackendUnavailable, ValueError) as error:
         print(f"graphrag-index: {error}", file=sys.stderr)
         return 2
+    except DeletionNotConfirmed as error:
+        print(f"graphrag-index: {error}", file=sys.stderr)
+        return 3
     except duckdb.IOException as error:
         if "lock" not in str(error).lower():
             raise

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
-from dagster import AssetKey, DagsterInstance, Definitions
+from dagster import AssetKey, AssetMaterialization, DagsterInstance, Definitions
 
 from .build_state import CorpusWork, corpus_work, failed_llm_calls
-from .core.inputs import corpus_of_partition, discover_sources
-from .core.source_diff import SourcePlan, plan_sources
+from .core.inputs import corpus_folders, corpus_of_partition, discover_sources
+from .core.source_diff import SourcePlan, needs_confirmation, plan_sources
 from .defs.partitions import RANGE_END_TAG, RANGE_START_TAG, contiguous_ranges, corpus_partitions, source_partitions
 from .fingerprints import (
     current_fingerprints,
@@ -26,6 +26,18 @@ from .fingerprints import (
 from .instance.run_launcher import HOST_TAG, this_host
 from .settings import IndexSettings
 from .storage import lance_mirror
+from .storage.schema import SOURCE_FOLDER_COLUMNS, SOURCE_READ
+from .storage.snapshot import (
+    RESTORE_DAYS,
+    open_published,
+    record_restore_point,
+    restore_points,
+    save_restore_points,
+)
+
+# sources_folders.corpus_folder of a source brought back by --restore: no folder holds it,
+# so no pass deletes it but --prune and --remove-corpus.
+RESTORED_PREFIX = "restored:"
 
 # Runs launched by this process carry these tags, so that a later pass can tell a run
 # whose process died (SIGKILL, power loss) from one that is still going.
@@ -42,9 +54,67 @@ SUMMARY_TABLES = [
 ]
 
 
+class DeletionNotConfirmed(RuntimeError):
+    """A pass would delete more than it deletes unasked; nothing was changed."""
+
+    def __init__(self, deletion: Deletion):
+        self.deletion = deletion
+        super().__init__(
+            "\n".join(
+                ["this pass would delete:", *deletion.lines()[:20]]
+                + ["nothing was changed: rerun with --yes (run_index(confirm=...)) to delete them"]
+            )
+        )
+
+
+@dataclass
+class Deletion:
+    """The sources a pass deletes, with their documents per corpus and each corpus's total."""
+
+    sources: list[str]
+    documents: dict[str, int]
+    corpus_documents: dict[str, int]
+
+    @property
+    def asks_first(self) -> bool:
+        return needs_confirmation(self.documents, self.corpus_documents)
+
+    def lines(self) -> list[str]:
+        by_corpus: dict[str, list[str]] = {}
+        for key in self.sources:
+            by_corpus.setdefault(corpus_of_partition(key), []).append(key)
+        return [
+            f"corpus {corpus}: {len(keys)} source(s), {self.documents.get(corpus, 0)} of "
+            f"{self.corpus_documents.get(corpus, 0)} document(s): {', '.join(keys[:5])}"
+            + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+            for corpus, keys in sorted(by_corpus.items())
+        ]
+
+
+def deletion_of(store, sources: list[str]) -> Deletion:
+    counts = store.read(
+        "SELECT corpus, count(*) FILTER (WHERE source_partition IN (SELECT unnest($1))) AS deleted, count(*) AS total "
+        "FROM documents WHERE corpus IN (SELECT DISTINCT split_part(unnest($1), '/', 1)) GROUP BY corpus",
+        [sorted(sources)],
+    )
+    return Deletion(
+        sorted(sources),
+        {corpus: n for corpus, n, _ in counts.iter_rows() if n},
+        {corpus: total for corpus, _, total in counts.iter_rows()},
+    )
+
+
+def refuse(deletion: Deletion) -> bool:
+    """The confirmation of a caller that gave none: a large deletion is not done."""
+    return False
+
+
 @dataclass
 class IndexReport:
     plan: SourcePlan
+    kept: list[str] = field(default_factory=list)  # what the pass left alone, one line per corpus
+    restorable_until: str | None = None  # the restore point of the deletions, if any
+    restored: list[str] = field(default_factory=list)  # sources brought back by restore()
     corpora_built: list[str] = field(default_factory=list)
     source_runs: list[str] = field(default_factory=list)
     graph_runs: list[str] = field(default_factory=list)
@@ -118,36 +188,84 @@ def release_dead_runs(instance: DagsterInstance, log: Callable[[str], None]) -> 
     return released
 
 
+@dataclass
+class IndexPlan:
+    """What a pass will do: the source diff, the corpora it builds and reports on, and what
+    it leaves alone (one line per corpus, for the summary)."""
+
+    sources: SourcePlan
+    corpora: set[str]
+    kept: list[str] = field(default_factory=list)
+    # source_folders rows of unchanged files found in another folder than recorded (or
+    # never recorded: indexes made before the table).
+    folders_moved: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=SOURCE_FOLDER_COLUMNS))
+
+
 def plan_index(
-    settings: IndexSettings, instance: DagsterInstance, rebuild: str | None = None
-) -> tuple[SourcePlan, set[str]]:
-    """(what changed on disk, the corpora of the input folder) without changing anything.
+    settings: IndexSettings, instance: DagsterInstance, rebuild: str | None = None, prune: bool = False
+) -> IndexPlan:
+    """What a pass over the input folder would do, without changing anything. A missing
+    file is deleted only when its corpus folder is part of this input (``source_diff``);
+    ``prune`` makes the index equal this input: every other source and corpus goes.
     Rebuilding the reading stage reads every file again."""
-    on_disk = discover_sources(Path(settings.input_dir), settings.forced_corpus())
+    input_dir = Path(settings.input_dir)
+    on_disk = discover_sources(input_dir, settings.forced_corpus())
+    folders = corpus_folders(input_dir, settings.forced_corpus())
     real_folders: dict[str, Path] = {}  # resolved once per folder, for this pass only
     hashes = {source.partition_key: source.read_hash(real_folders) for source in on_disk}
-    corpora = {source.corpus for source in on_disk} | ({settings.corpus} if settings.corpus else set())
-    # Deletions are only judged within the corpora this input folder holds: pointing the
-    # indexer at another folder must never retract a different corpus.
+    present = {source.corpus for source in on_disk} | ({settings.corpus} if settings.corpus else set())
     # Sources known without a completed index (unreadable files, registered partitions of an
     # interrupted run) have no hash: retried while their file exists, retracted once it is gone.
     with settings.store() as store:  # one opening of the file for both
         store.ensure_schema()
+        everywhere = set(store.read("SELECT DISTINCT corpus FROM sources")["corpus"])
+        scope = sorted(present | set(folders) | (everywhere if prune else set()))
         indexed = store.read(
-            "SELECT source_partition, source_hash, settings_hash FROM sources WHERE corpus IN (SELECT unnest($1)) "
-            "UNION ALL SELECT source_partition, NULL, NULL FROM source_errors WHERE corpus IN (SELECT unnest($1)) "
-            "AND source_partition NOT IN (SELECT source_partition FROM sources)",
-            [sorted(corpora)],
+            "SELECT s.source_partition, s.source_hash, s.settings_hash, f.corpus_folder FROM sources s "
+            "LEFT JOIN source_folders f USING (source_partition) WHERE s.corpus IN (SELECT unnest($1)) "
+            "UNION ALL SELECT e.source_partition, NULL, NULL, f.corpus_folder FROM source_errors e "
+            "LEFT JOIN source_folders f USING (source_partition) WHERE e.corpus IN (SELECT unnest($1)) "
+            "AND e.source_partition NOT IN (SELECT source_partition FROM sources)",
+            [scope],
         )
     known = set(indexed["source_partition"])
     registered = [
         key
         for key in instance.get_dynamic_partitions(source_partitions.name)
-        if corpus_of_partition(key) in corpora and key not in known
+        if corpus_of_partition(key) in scope and key not in known
     ]
+    # A registered partition without rows has nothing to lose: it goes with its file.
     indexed = pl.concat([indexed, pl.DataFrame({"source_partition": registered}).cast(pl.String)], how="diagonal")
     reading = str(current_fingerprints(settings)["reading"])
-    return plan_sources(on_disk, hashes, indexed, reading, read_again=rebuild == "reading"), corpora
+    plan = plan_sources(
+        on_disk, hashes, indexed, reading, read_again=rebuild == "reading", folders=None if prune else folders
+    )
+    folder_of = dict(zip(indexed["source_partition"], indexed["corpus_folder"], strict=True))
+    moved = [
+        {"corpus": s.corpus, "source_partition": s.partition_key, "corpus_folder": s.folder}
+        for s in plan.unchanged
+        if folder_of.get(s.partition_key) != s.folder
+    ]
+    absent = [f"corpus {corpus}: not in this input, kept" for corpus in sorted(everywhere - set(scope))]
+    return IndexPlan(
+        plan,
+        present | {corpus_of_partition(key) for key in plan.deleted},
+        _kept_lines(plan.kept, folder_of) + absent,
+        pl.DataFrame(moved, schema=SOURCE_FOLDER_COLUMNS),
+    )
+
+
+def _kept_lines(kept: list[str], folder_of: dict[str, str | None]) -> list[str]:
+    """One line per corpus and folder of the sources a pass leaves alone."""
+    groups: dict[tuple[str, str], int] = {}
+    for key in kept:
+        folder = folder_of.get(key)
+        origin = "restored from a snapshot" if folder and folder.startswith(RESTORED_PREFIX) else f"read from {folder}"
+        groups[(corpus_of_partition(key), origin)] = groups.get((corpus_of_partition(key), origin), 0) + 1
+    return [
+        f"corpus {corpus}: {n} source(s) {origin}, not in this input, kept (--prune removes them)"
+        for (corpus, origin), n in sorted(groups.items())
+    ]
 
 
 @dataclass
@@ -216,27 +334,70 @@ def run_index(
     log: Callable[[str], None] = print,
     dagster_log_level: str = "WARNING",
     rebuild: str | None = None,
+    prune: bool = False,
+    confirm: Callable[[Deletion], bool] = refuse,
 ) -> IndexReport:
     """``definitions`` builds the job definitions, only when there is work to launch (their
     imports take seconds). ``rebuild``: a stage (``fingerprints.STAGES``) to redo for every
-    source of the corpora, with every stage after it."""
+    source of the corpora, with every stage after it. ``prune``: also delete every source
+    and corpus this input does not hold. A deletion larger than ``source_diff`` allows
+    unasked goes ahead only if ``confirm`` says so (else DeletionNotConfirmed, nothing
+    changed)."""
     started = time.perf_counter()
     store = settings.store()
-    plan, corpora = plan_index(settings, instance, rebuild)
-    report = IndexReport(plan)
+    planned = plan_index(settings, instance, rebuild, prune)
+    plan, corpora = planned.sources, planned.corpora
+    report = IndexReport(plan, kept=planned.kept)
     log(
-        f"sources: {len(plan.added) + len(plan.changed) + len(plan.unchanged)} on disk in {len(corpora)} corpus(es); "
+        f"sources: {len(plan.added) + len(plan.changed) + len(plan.unchanged)} on disk in "
+        f"{len({s.corpus for s in plan.added + plan.changed + plan.unchanged})} corpus(es); "
         f"{len(plan.added)} new, {len(plan.changed)} changed, {len(plan.deleted)} deleted, {len(plan.unchanged)} "
         f"unchanged"
     )
+    for line in planned.kept:
+        log(line)
+    if plan.deleted:
+        deletion = deletion_of(store, plan.deleted)
+        if deletion.asks_first and not confirm(deletion):
+            raise DeletionNotConfirmed(deletion)
+    if planned.folders_moved.height:
+        with store.transaction() as tx:  # unchanged files found in another folder than recorded
+            tx.replace("source_folders", planned.folders_moved, planned.folders_moved["source_partition"].to_list())
     # With nothing to do the instance is not touched again: a dead run's pool slot is freed
     # by the next pass that launches a run, the only one it could block.
     if plan.pending or plan.deleted or corpus_work(store, settings, corpora, rebuild):
-        # Every pass with work ends in a graph build, which writes the vector mirror.
-        lance_mirror.start()
-        release_dead_runs(instance, log)
-        _launch_runs(settings, instance, definitions(), plan, corpora, report, dagster_log_level, rebuild, log)
+        _launch(settings, instance, definitions, plan, corpora, report, dagster_log_level, rebuild, log)
+    return _summed_up(settings, report, corpora, started)
 
+
+def _launch(
+    settings: IndexSettings,
+    instance: DagsterInstance,
+    definitions: Callable[[], Definitions],
+    plan: SourcePlan,
+    corpora: set[str],
+    report: IndexReport,
+    dagster_log_level: str,
+    rebuild: str | None,
+    log: Callable[[str], None],
+) -> None:
+    # Every pass with work ends in a graph build, which writes the vector mirror.
+    lance_mirror.start()
+    release_dead_runs(instance, log)
+    if plan.deleted:
+        point = record_restore_point(settings.location(), plan.deleted, f"{len(plan.deleted)} source(s) deleted")
+        if point is not None:
+            report.restorable_until = point["expires_at"]
+            log(
+                f"{len(plan.deleted)} source(s) deleted; graphrag-index --restore brings them back from the snapshot "
+                f"published before, until {point['expires_at'][:16]} ({RESTORE_DAYS} days)"
+            )
+    _launch_runs(settings, instance, definitions(), plan, corpora, report, dagster_log_level, rebuild, log)
+
+
+def _summed_up(settings: IndexSettings, report: IndexReport, corpora: set[str], started: float) -> IndexReport:
+    """The report with the corpora's rows, unreadable sources and failed LLM calls."""
+    store = settings.store()
     with store:  # one opening of the file for the summary
         report.failed_calls = failed_llm_calls(store, corpora)
         errors = store.read(
@@ -257,6 +418,133 @@ def run_index(
         report.rows[corpus] = {table: int(found.get((corpus, table), 0)) for table in SUMMARY_TABLES}
     report.seconds = time.perf_counter() - started
     return report
+
+
+def remove_corpus(
+    settings: IndexSettings,
+    instance: DagsterInstance,
+    definitions: Callable[[], Definitions],
+    corpus: str,
+    confirm: Callable[[Deletion], bool] = refuse,
+    log: Callable[[str], None] = print,
+    dagster_log_level: str = "WARNING",
+) -> IndexReport:
+    """Delete every source of ``corpus`` and publish the index without it, whatever the
+    input folder holds; asks ``confirm`` first, always (ValueError naming the corpora
+    there are when it has none)."""
+    started = time.perf_counter()
+    store = settings.store()
+    with store:
+        store.ensure_schema()
+        corpora = store.read("SELECT DISTINCT corpus FROM sources UNION SELECT DISTINCT corpus FROM source_errors")
+        keys = store.read(
+            "SELECT source_partition FROM sources WHERE corpus = $1 "
+            "UNION SELECT source_partition FROM source_errors WHERE corpus = $1",
+            [corpus],
+        )["source_partition"].to_list()
+    keys = sorted(
+        set(keys)
+        | {k for k in instance.get_dynamic_partitions(source_partitions.name) if corpus_of_partition(k) == corpus}
+    )
+    if not keys:
+        there = ", ".join(sorted(corpora["corpus"])) or "none"
+        raise ValueError(f"--remove-corpus: the index has no corpus {corpus!r} (corpora: {there})")
+    deletion = deletion_of(store, keys)
+    if not confirm(deletion):
+        raise DeletionNotConfirmed(deletion)
+    report = IndexReport(SourcePlan(deleted=keys))
+    _launch(settings, instance, definitions, report.plan, {corpus}, report, dagster_log_level, None, log)
+    if not report.failed_runs and corpus in instance.get_dynamic_partitions(corpus_partitions.name):
+        instance.delete_dynamic_partition(corpus_partitions.name, corpus)
+    return _summed_up(settings, report, {corpus}, started)
+
+
+def restore(
+    settings: IndexSettings,
+    instance: DagsterInstance,
+    definitions: Callable[[], Definitions],
+    log: Callable[[str], None] = print,
+    dagster_log_level: str = "WARNING",
+) -> IndexReport:
+    """Bring back the sources the latest deleting pass removed, as the snapshot published
+    before it held them, and rebuild their corpora (extraction answers come from the LLM
+    cache). Restored sources have no file: no pass deletes them again but ``--prune`` and
+    ``--remove-corpus``. Sources indexed again since are left as they are now. ValueError
+    when there is no restore point."""
+    started = time.perf_counter()
+    location = settings.location()
+    points = restore_points(location)
+    if not points:
+        raise ValueError(
+            f"--restore: no restore point for {location.describe()} (a deleting pass keeps one for {RESTORE_DAYS} days)"
+        )
+    point = points[-1]
+    store = settings.store()
+    with open_published(point["pointer"]) as snapshot:
+        held = {
+            name: snapshot.execute(
+                f"SELECT * FROM {name} WHERE source_partition IN (SELECT unnest(?))", [point["sources"]]
+            ).pl()
+            for name in ("documents", "sources")
+        }
+    with store:
+        store.ensure_schema()
+        indexed_now = set(
+            store.read(
+                "SELECT source_partition FROM sources WHERE source_partition IN (SELECT unnest(?))", [point["sources"]]
+            )["source_partition"]
+        )
+    back = sorted(set(held["sources"]["source_partition"]) - indexed_now)
+    sources = held["sources"].filter(pl.col("source_partition").is_in(back))
+    with store.transaction() as tx:
+        tx.replace("documents", held["documents"].filter(pl.col("source_partition").is_in(back)), back)
+        # Read, not extracted: the corpus's build chunks and extracts them again.
+        tx.replace(
+            "sources",
+            sources.with_columns(
+                settings_hash=pl.lit(None, pl.String), text_units=pl.lit(None, pl.Int64), status=pl.lit(SOURCE_READ)
+            ),
+            back,
+        )
+        folders = sources.select(
+            "corpus", "source_partition", corpus_folder=pl.lit(RESTORED_PREFIX + point["created_at"])
+        )
+        tx.replace("source_folders", folders, back)
+    corpora = set(sources["corpus"])
+    _register(instance, back, corpora)
+    for key in back:  # the UI's partitions of documents show where these rows came from
+        instance.report_runless_asset_event(
+            AssetMaterialization(
+                "documents", partition=key, metadata={"restored_from": point["pointer"]["published_at"]}
+            )
+        )
+    report = IndexReport(SourcePlan())
+    log(
+        f"restoring {len(back)} source(s) of {', '.join(sorted(corpora)) or 'no corpus'} from the snapshot of "
+        f"{point['pointer']['published_at'][:19]}"
+    )
+    if back:
+        lance_mirror.start()
+        release_dead_runs(instance, log)
+        builds = sorted(corpus_work(store, settings, corpora).items())
+        _build_graphs(
+            instance, definitions(), builds, _run_config(dagster_log_level), _launcher_tags(), report, log, settings
+        )
+    if not report.failed_runs:
+        save_restore_points(location, points[:-1])
+    report.restored = back
+    return _summed_up(settings, report, corpora, started)
+
+
+def _register(instance: DagsterInstance, source_keys: list[str], corpora: set[str]) -> None:
+    """Add the source and corpus partitions that are not registered yet (one call each)."""
+    registered = set(instance.get_dynamic_partitions(source_partitions.name))
+    new_keys = [key for key in source_keys if key not in registered]
+    if new_keys:
+        instance.add_dynamic_partitions(source_partitions.name, new_keys)
+    known_corpora = set(instance.get_dynamic_partitions(corpus_partitions.name))
+    if corpora - known_corpora:
+        instance.add_dynamic_partitions(corpus_partitions.name, sorted(corpora - known_corpora))
 
 
 def _launch_runs(
@@ -280,19 +568,9 @@ def _launch_runs(
             if key in still_registered:
                 instance.delete_dynamic_partition(source_partitions.name, key)
 
-    registered = set(instance.get_dynamic_partitions(source_partitions.name))
-    new_keys = [
-        s.partition_key for s in plan.added + plan.changed + plan.unchanged if s.partition_key not in registered
-    ]
-    if new_keys:
-        instance.add_dynamic_partitions(source_partitions.name, new_keys)
-    known_corpora = set(instance.get_dynamic_partitions(corpus_partitions.name))
-    if corpora - known_corpora:
-        instance.add_dynamic_partitions(corpus_partitions.name, sorted(corpora - known_corpora))
+    _register(instance, [s.partition_key for s in plan.added + plan.changed + plan.unchanged], corpora)
 
-    # Run events still go to the instance (and the UI); this only quiets the console.
-    run_config = {"loggers": {"console": {"config": {"log_level": dagster_log_level}}}}
-    launcher = {LAUNCHER_TAG: "graphrag-index", PID_TAG: str(os.getpid()), HOST_TAG: this_host()}
+    run_config, launcher = _run_config(dagster_log_level), _launcher_tags()
     pending = {s.partition_key for s in plan.pending}
     if pending:
         ordered = instance.get_dynamic_partitions(source_partitions.name)
@@ -309,6 +587,15 @@ def _launch_runs(
 
     builds = sorted(corpus_work(store, settings, corpora, rebuild).items())
     _build_graphs(instance, defs, builds, run_config, launcher, report, log, settings)
+
+
+def _run_config(dagster_log_level: str) -> dict:
+    # Run events still go to the instance (and the UI); this only quiets the console.
+    return {"loggers": {"console": {"config": {"log_level": dagster_log_level}}}}
+
+
+def _launcher_tags() -> dict[str, str]:
+    return {LAUNCHER_TAG: "graphrag-index", PID_TAG: str(os.getpid()), HOST_TAG: this_host()}
 
 
 def _build_graphs(

@@ -18,8 +18,15 @@ from graphrag_assets.configuration import value_of
 from graphrag_assets.core.claims import COVARIATE_COLUMNS, resolve_claims
 from graphrag_assets.core.embedding import Embedder, HashedNgramEmbedder, report_inputs
 from graphrag_assets.storage.connection import connect, same_catalog
+from graphrag_assets.storage.location import configured_location
 from graphrag_assets.storage.search import LexicalIndex, VectorIndex
-from graphrag_assets.storage.snapshot import open_published, published_description, published_exists, read_pointer
+from graphrag_assets.storage.snapshot import (
+    PublishedElsewhere,
+    open_published,
+    pointer_for_readers,
+    published_description,
+    published_exists,
+)
 
 from .ranking import MentionGraph
 
@@ -42,11 +49,15 @@ class IndexReader:
 
     def __post_init__(self):
         self.database = self.database or value_of("GRAPHRAG_DB")
-        pointer = read_pointer(self.database)
+        location = configured_location(self.database)
+        try:
+            pointer = pointer_for_readers(location)
+        except PublishedElsewhere as error:
+            raise IndexNotFound(str(error)) from None
         self.pointer = pointer if published_exists(pointer) else None
         self.source = published_description(pointer) if self.pointer else self.database
-        if self.pointer is None and (pointer is not None or not Path(self.database).exists()):
-            raise IndexNotFound(f"no index at {self.database}: run graphrag-index first (or set GRAPHRAG_DB)")
+        if self.pointer is None and (pointer is not None or location.lake or not Path(self.database).exists()):
+            raise IndexNotFound(f"no index at {location.describe()}: run graphrag-index first (or set GRAPHRAG_DB)")
 
     @contextmanager
     def _connection(self) -> Iterator[duckdb.DuckDBPyConnection]:

@@ -16,8 +16,14 @@ import sys
 
 import duckdb
 
-from graphrag_assets.configuration import value_of
-from graphrag_assets.storage.snapshot import open_published, published_description, published_exists, read_pointer
+from graphrag_assets.storage.location import configured_location
+from graphrag_assets.storage.snapshot import (
+    PublishedElsewhere,
+    open_published,
+    pointer_for_readers,
+    published_description,
+    published_exists,
+)
 
 
 class NoSnapshot(LookupError):
@@ -26,10 +32,13 @@ class NoSnapshot(LookupError):
 
 def published_pointer(database: str | None = None) -> dict:
     """The published snapshot readers should open for the index at ``database`` (env GRAPHRAG_DB)."""
-    database = database or value_of("GRAPHRAG_DB")
-    pointer = read_pointer(database)
+    location = configured_location(database)
+    try:
+        pointer = pointer_for_readers(location)
+    except PublishedElsewhere as error:
+        raise NoSnapshot(str(error)) from None
     if not published_exists(pointer):
-        raise NoSnapshot(f"no published index for {database}: run graphrag-index first (or set GRAPHRAG_DB)")
+        raise NoSnapshot(f"no published index for {location.describe()}: run graphrag-index first (or set GRAPHRAG_DB)")
     return pointer
 
 

@@ -40,12 +40,14 @@ class Daemon:
         self.sensor_cursor: str | None = None
         self.automation_cursor = None
         self.runs: list[tuple[str, str]] = []  # (job or asset selection, partition or range)
+        self.skip_reason: str | None = None  # the last sensor tick's, when it launched nothing
         # The daemon evaluates automation all along, before any file appears; conditions
         # such as "a dependency was updated" are relative to the previous evaluation.
         self.follow_automation()
 
     def tick(self) -> None:
         result = source_files_sensor(build_sensor_context(instance=self.instance, cursor=self.sensor_cursor))
+        self.skip_reason = result.skip_reason.skip_message if result.skip_reason else None
         for request in result.dynamic_partitions_requests or []:
             if isinstance(request, AddDynamicPartitionsRequest):
                 self.instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))

@@ -126,7 +126,7 @@ def test_a_reader_keeps_its_published_version_while_the_lake_changes_and_old_ver
     published versions and expires the older ones, with the files only they used."""
     catalog = f"sqlite:{tmp_path / 'index' / 'catalog.sqlite'}"
     settings, _ = index(input_dir, ducklake_catalog=catalog)
-    first = read_pointer(settings.database)
+    first = read_pointer(settings.location())
     count = "SELECT count(*) FROM documents"
     reader = open_published(first)
     before = reader.execute(count).fetchone()[0]
@@ -137,11 +137,11 @@ def test_a_reader_keeps_its_published_version_while_the_lake_changes_and_old_ver
         index(input_dir, ducklake_catalog=catalog)
         if round == 0:
             assert reader.execute(count).fetchone()[0] == before  # time travel: the version it opened
-            with open_published(read_pointer(settings.database)) as newer:
+            with open_published(read_pointer(settings.location())) as newer:
                 assert newer.execute(count).fetchone()[0] == before + 1
     reader.close()
 
-    pointer = read_pointer(settings.database)
+    pointer = read_pointer(settings.location())
     assert published_exists(pointer) and pointer["snapshot_version"] > first["snapshot_version"]
     assert len(pointer["kept_versions"]) == 3 and first["snapshot_version"] < pointer["kept_versions"][0]
     oldest = table(settings.location(), "SELECT min(snapshot_id) AS id FROM graphrag.snapshots()")["id"][0]

@@ -32,7 +32,7 @@ def test_a_file_added_while_a_reader_holds_the_index_reaches_the_published_index
         monkeypatch.setenv(name, value)
     daemon = Daemon(instance, settings, allow_failures=True)
     daemon.tick()
-    assert not daemon.failed and read_pointer(settings.database) is not None
+    assert not daemon.failed and read_pointer(settings.location()) is not None
 
     # A hold shorter than the lock wait: the run waits for it and succeeds.
     (input_dir / "default" / "pier_notes.txt").write_text(

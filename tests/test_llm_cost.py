@@ -106,7 +106,7 @@ def test_indexing_records_every_call_with_stage_run_and_price_and_new_prices_app
     assert sum(call["cost_usd"] for call in calls) == pytest.approx(usd)
 
     # The published snapshot's cost view sums to the same, per stage and model.
-    snapshot = read_pointer(settings.database)["snapshot"]
+    snapshot = read_pointer(settings.location())["snapshot"]
     cost = {
         (row["stage"], row["model"]): row
         for row in _rows(snapshot, "SELECT * FROM llm_cost_by_corpus_stage_and_model WHERE corpus = 'default'")

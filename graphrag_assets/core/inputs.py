@@ -71,6 +71,13 @@ class SourceFile:
     def partition_key(self) -> str:
         return source_partition_key(self.corpus, self.relative_path)
 
+    @property
+    def folder(self) -> str:
+        """The corpus's own folder this file was found in (absolute): the input folder for a
+        loose file or a forced corpus, ``<input>/<corpus>`` otherwise. Deletions are judged
+        per folder: a file missing from a folder that is not part of an input stays."""
+        return os.path.abspath(self.path.parents[len(Path(self.relative_path).parts) - 1])
+
     def read_hash(self, real_folders: dict[str, Path] | None = None) -> str:
         """The hash of the file's bytes, or of why it cannot be read: such a file is still
         a source to index, whose reading records the reason. ``real_folders``: see
@@ -177,6 +184,21 @@ def discover_sources(input_dir: Path, corpus: str | None = None) -> list[SourceF
                     ) from None
                 found.append(SourceFile(relative.parts[0], Path(*relative.parts[1:]).as_posix(), path, input_dir))
     return sorted(found, key=lambda source: source.partition_key)
+
+
+def corpus_folders(input_dir: Path, corpus: str | None = None) -> dict[str, set[str]]:
+    """corpus -> the folders (absolute) an input folder holds for it, files or not: with a
+    forced corpus the input folder itself; otherwise ``default`` always has the input
+    folder (its loose files), and every top-level folder is its corpus's folder. A corpus
+    whose folder was emptied is here (its files are gone); one whose folder vanished is not."""
+    root = os.path.abspath(input_dir)
+    if corpus is not None:
+        return {corpus: {root}}
+    folders: dict[str, set[str]] = {DEFAULT_CORPUS: {root}}
+    for entry in os.scandir(root):
+        if entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
+            folders.setdefault(entry.name, set()).add(os.path.join(root, entry.name))
+    return folders
 
 
 _NOT_REGULAR = [

@@ -4,7 +4,10 @@ hourly consistency pass (a sensor too). All three run by default wherever the Da
 
 The sensor diffs the files (content hashes) against its cursor, which Dagster stores, so
 it survives restarts: new files add source partitions, changed files re-run theirs,
-deleted files remove theirs. A burst of changes becomes one run per contiguous range of
+deleted files remove theirs, by the rule of ``graphrag-index``: only files gone from a
+corpus folder that is still there (a vanished folder, an unmounted disk, is reported and
+kept), and never more than a pass deletes unasked (``source_diff.needs_confirmation``:
+those are held until ``graphrag-index --yes`` deletes them). A burst of changes becomes one run per contiguous range of
 partition keys (new files are appended, so a burst of new files is one run), never one
 per file. A file counts as seen only once its partition was read: a partition whose run
 failed is requested again (at once, then with exponential backoff). Graph assets follow by
@@ -40,8 +43,8 @@ from dagster import (
 from dagster._core.storage.partition_status_cache import AssetPartitionStatus
 
 from ..build_state import corpus_work
-from ..core.inputs import InputError, corpus_of_partition, discover_sources
-from ..core.source_diff import plan_sources
+from ..core.inputs import InputError, corpus_folders, corpus_of_partition, discover_sources
+from ..core.source_diff import SourcePlan, needs_confirmation, plan_sources
 from ..settings import IndexSettings
 from ..storage.connection import lock_holder
 from ..storage.duckdb_store import IndexStore
@@ -125,10 +128,16 @@ def source_files_sensor(context: SensorEvaluationContext):
         {"source_partition": list(seen), "source_hash": list(seen.values()), "settings_hash": ["cursor"] * len(seen)},
         schema={"source_partition": pl.String, "source_hash": pl.String, "settings_hash": pl.String},
     )
-    plan = plan_sources(on_disk, hashes, known, "cursor")
-    next_cursor = json.dumps({"files": hashes, "retries": retries}, sort_keys=True)
+    plan = plan_sources(
+        on_disk, hashes, known, "cursor", folders=corpus_folders(Path(settings.input_dir), settings.forced_corpus())
+    )
+    held, why = _held_deletions(plan, seen, registered_set)
+    for line in why:
+        context.log.warning(line)
+    # What is held stays in the cursor: it is judged again next tick, not taken as deleted.
+    next_cursor = json.dumps({"files": hashes | {key: seen[key] for key in held}, "retries": retries}, sort_keys=True)
     if not plan.pending and not plan.deleted:
-        return SensorResult(cursor=next_cursor, skip_reason="no file changed")
+        return SensorResult(cursor=next_cursor, skip_reason="; ".join(["no file changed", *why]))
 
     deleted_set = set(plan.deleted)
     new_keys = sorted(s.partition_key for s in plan.pending if s.partition_key not in registered_set)
@@ -159,6 +168,32 @@ def source_files_sensor(context: SensorEvaluationContext):
         + f": {len(requests)} run(s)"
     )
     return SensorResult(run_requests=requests, dynamic_partitions_requests=partition_requests, cursor=next_cursor)
+
+
+def _held_deletions(plan: SourcePlan, seen: dict[str, str], registered: set[str]) -> tuple[list[str], list[str]]:
+    """(the files the sensor does not delete although they are gone, why): those of a corpus
+    whose folder vanished, and all deletions beyond what a pass deletes unasked (counted in
+    files: the sensor never opens the index), taken out of ``plan.deleted``."""
+    files_of: dict[str, int] = {}
+    for key in seen:
+        files_of[corpus_of_partition(key)] = files_of.get(corpus_of_partition(key), 0) + 1
+    gone: dict[str, list[str]] = {}
+    for key in plan.deleted:
+        gone.setdefault(corpus_of_partition(key), []).append(key)
+    held = [key for key in plan.kept if key in registered]
+    why = [
+        f"corpus {corpus}: its folder is gone from the input; its sources are kept"
+        for corpus in sorted({corpus_of_partition(key) for key in held})
+    ]
+    if needs_confirmation({corpus: len(keys) for corpus, keys in gone.items()}, files_of):
+        why += [
+            f"corpus {corpus}: {len(keys)} of {files_of[corpus]} file(s) gone, more than the sensor deletes unasked; "
+            "kept until graphrag-index --yes deletes them"
+            for corpus, keys in sorted(gone.items())
+        ]
+        held += [key for key in plan.deleted if key in registered]
+        plan.deleted = []
+    return held, why
 
 
 graph_automation_sensor = AutomationConditionSensorDefinition(
@@ -193,7 +228,7 @@ def consistency_sensor(context: SensorEvaluationContext):
     on_disk = [s for s in on_disk if s.partition_key in registered_set]  # adding files is the sensor's job
     stamp = time.strftime("%Y%m%dT%H%M%S")
     stale: set[str] = set()
-    pointer = read_pointer(settings.database)
+    pointer = read_pointer(settings.location())
     if published_exists(pointer):
         with open_published(pointer) as connection:
             indexed = connection.execute("SELECT source_partition, source_hash, settings_hash FROM sources").pl()

@@ -188,6 +188,18 @@ def index_location(database: str, ducklake_catalog: str = "", ducklake_data_path
     return IndexLocation(database, DuckLake(catalog, data_path))
 
 
+def configured_location(database: str | None = None) -> IndexLocation:
+    """The index the environment's settings name (GRAPHRAG_DB, or ``database``, and the
+    DuckLake settings): what readers open, as ``IndexSettings.location`` is for writers."""
+    from ..configuration import value_of
+
+    return index_location(
+        database or value_of("GRAPHRAG_DB"),
+        value_of("GRAPHRAG_DUCKLAKE_CATALOG") or "",
+        value_of("GRAPHRAG_DUCKLAKE_DATA_PATH") or "",
+    )
+
+
 def open_lake_snapshot(lake: DuckLake, snapshot_version: int) -> duckdb.DuckDBPyConnection:
     """A read-only connection to the lake as it was at ``snapshot_version``."""
     connection = duckdb.connect(":memory:")

@@ -53,6 +53,11 @@ SOURCE_COLUMNS = {
     "indexed_at": pl.Datetime("us", "UTC"),
     "status": pl.String,
 }
+SOURCE_FOLDER_COLUMNS = {
+    "corpus": pl.String,
+    "source_partition": pl.String,
+    "corpus_folder": pl.String,
+}
 SOURCE_ERROR_COLUMNS = {
     "corpus": pl.String,
     "source_partition": pl.String,
@@ -141,6 +146,16 @@ TABLES = {
             backfill={
                 "status": f"CASE WHEN settings_hash IS NULL THEN '{SOURCE_FAILED}' ELSE '{SOURCE_EXTRACTED}' END"
             },
+        ),
+        Table(
+            "source_folders",
+            SOURCE_FOLDER_COLUMNS,
+            "source_partition",
+            ("source_partition",),
+            (
+                "The corpus folder each source file was last found in: a pass deletes a missing file's rows only "
+                "when its input holds that folder."
+            ),
         ),
         Table(
             "source_errors",
@@ -300,6 +315,12 @@ COLUMN_DESCRIPTIONS = {
         "status": (
             "read (documents stored, chunking and extraction pending), extracted (every text unit extracted: "
             "indexed) or failed (a text unit's LLM call failed; the next build extracts it again)."
+        ),
+    },
+    "source_folders": {
+        "corpus_folder": (
+            "Absolute path of the corpus's folder the file was found in: <input>/<corpus>, or the input folder itself "
+            "for loose files and a forced corpus."
         ),
     },
     "source_errors": {

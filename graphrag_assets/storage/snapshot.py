@@ -26,15 +26,72 @@ from pathlib import Path
 
 import duckdb
 
+from graphrag_common.ids import content_hash
+
 from .location import LAKE_ALIAS, DuckLake, IndexLocation, current_snapshot, open_lake_snapshot
 from .vector_store import VectorStore
 
 KEEP_SNAPSHOTS = 3
+RESTORE_DAYS = 7
 
 
-def pointer_path(database: str | Path) -> Path:
-    database = Path(database)
-    return database.with_name(database.name + ".published.json")
+class PublishedElsewhere(LookupError):
+    """The settings name a store that has not published, beside one that has: the message
+    names both."""
+
+
+def _location(location: IndexLocation | str | Path) -> IndexLocation:
+    return location if isinstance(location, IndexLocation) else IndexLocation(str(location))
+
+
+def pointer_path(location: IndexLocation | str | Path) -> Path:
+    """The published pointer of the index at ``location`` (a path: the DuckDB file)."""
+    location = _location(location)
+    database = Path(location.database)
+    if location.lake is None:
+        return database.with_name(database.name + ".published.json")
+    tag = content_hash(location.lake.catalog_for_readers())[:12]
+    return database.with_name(f"{database.name}.ducklake-{tag}.published.json")
+
+
+def restore_points_path(location: IndexLocation | str | Path) -> Path:
+    return pointer_path(location).with_name(pointer_path(location).name.replace(".published.json", ".restore.json"))
+
+
+def restore_points(location: IndexLocation | str | Path) -> list[dict]:
+    """The restore points younger than ``RESTORE_DAYS``, oldest first: each the pointer of
+    the snapshot published before a deleting pass, the sources it deleted, and when."""
+    try:
+        points = json.loads(restore_points_path(location).read_text())
+    except FileNotFoundError:
+        return []
+    now = dt.datetime.now(dt.UTC).isoformat()
+    return [point for point in points if point["expires_at"] > now]
+
+
+def save_restore_points(location: IndexLocation | str | Path, points: list[dict]) -> None:
+    path = restore_points_path(location)
+    staged = path.with_suffix(".tmp")
+    staged.write_text(json.dumps(points, indent=2))
+    os.replace(staged, path)
+
+
+def record_restore_point(location: IndexLocation | str | Path, sources: list[str], reason: str) -> dict | None:
+    """Keep the snapshot published now for ``RESTORE_DAYS``, as the way back from deleting
+    ``sources``; None when nothing was published yet (nothing to restore from)."""
+    pointer = read_pointer(location)
+    if not published_exists(pointer):
+        return None
+    created = dt.datetime.now(dt.UTC)
+    point = {
+        "created_at": created.isoformat(),
+        "expires_at": (created + dt.timedelta(days=RESTORE_DAYS)).isoformat(),
+        "reason": reason,
+        "sources": sorted(sources),
+        "pointer": pointer,
+    }
+    save_restore_points(location, restore_points(location) + [point])
+    return point
 
 
 def query_calls_path(database: str | Path) -> Path:
@@ -60,23 +117,27 @@ def publish_snapshot(location: IndexLocation | str | Path, vectors: str | Path, 
     query_calls.touch()
     stamp = dt.datetime.now(dt.UTC)
     if location.lake is None:
-        published = _copy_of_the_file(database, stamp, query_calls)
+        published = {"backend": "duckdb"} | _copy_of_the_file(database, stamp, query_calls)
     else:
         published = _lake_snapshot(location, stamp, query_calls)
     pointer = published | {
+        "written_by": location.describe(),
         "published_at": stamp.isoformat(),
         "corpus": corpus,
         "lancedb": str(Path(vectors).resolve()),
         "lancedb_versions": VectorStore(vectors).table_versions(),
     }
-    staged = pointer_path(database).with_suffix(".tmp")
+    staged = pointer_path(location).with_suffix(".tmp")
     staged.write_text(json.dumps(pointer, indent=2))
-    os.replace(staged, pointer_path(database))
-    # Older snapshots go; a reader that still has one open keeps its file handle (POSIX).
+    os.replace(staged, pointer_path(location))
+    # Older snapshots go, but those of restore points; a reader that still has one open keeps
+    # its file handle (POSIX).
     folder = snapshot_dir(database)
+    pinned = {point["pointer"].get("snapshot") for point in restore_points(location)}
     for suffix in ("duckdb", "ducklake"):
         for old in sorted(folder.glob(f"{database.stem}.*.{suffix}"))[:-KEEP_SNAPSHOTS]:
-            old.unlink(missing_ok=True)
+            if str(old.resolve()) not in pinned:
+                old.unlink(missing_ok=True)
     return pointer
 
 
@@ -108,13 +169,14 @@ def _lake_snapshot(location: IndexLocation, stamp: dt.datetime, query_calls: Pat
     from .views import describe_for_sql_users
 
     lake = location.lake
-    previous = read_pointer(location.database) or {}
+    previous = read_pointer(location) or {}
+    pinned = [point["pointer"]["snapshot_version"] for point in restore_points(location)]
     with location.connect() as connection:
         # In the lake itself: a reader of this version finds them, a reader of an older one its own.
         describe_for_sql_users(connection, str(query_calls.resolve()), in_lake=True)
         version = current_snapshot(connection)
         kept = sorted({*previous.get("kept_versions", []), version})[-KEEP_SNAPSHOTS:]
-        _expire_snapshots_before(connection, kept[0])
+        _expire_snapshots_before(connection, min([kept[0], *pinned]))
     published = {
         "backend": "ducklake",
         "catalog": lake.catalog_for_readers(),
@@ -170,18 +232,48 @@ def published_exists(pointer: dict | None) -> bool:
     return Path(pointer["snapshot"]).is_file()
 
 
-def read_pointer(database: str | Path) -> dict | None:
-    path = pointer_path(database)
+def read_pointer(location: IndexLocation | str | Path) -> dict | None:
+    path = pointer_path(location)
     try:
         return json.loads(path.read_text())
     except FileNotFoundError:
         return None
 
 
-def published_builds(database: str | Path) -> dict[str, int]:
+def pointer_for_readers(location: IndexLocation) -> dict | None:
+    """The published pointer of the store the settings name, None when it has none. Raises
+    PublishedElsewhere, naming both stores, when the pointer was written by another store
+    (an older version shared one pointer between backends) or when only another store
+    beside it has published."""
+    pointer = read_pointer(location)
+    mine = location.describe()
+    if pointer is not None:
+        theirs = pointer.get("written_by") or (
+            f"DuckLake {pointer['catalog']}" if pointer.get("backend") == "ducklake" else location.database
+        )
+        backend = "ducklake" if location.lake else "duckdb"
+        if pointer.get("backend", "duckdb") != backend or (pointer.get("written_by") not in (None, mine)):
+            raise PublishedElsewhere(
+                f"the settings name {mine}, but {pointer_path(location)} was published by {theirs}: run "
+                f"graphrag-index with these settings to publish {mine}, or change GRAPHRAG_DB / "
+                "GRAPHRAG_DUCKLAKE_CATALOG to read the other"
+            )
+        return pointer
+    database = Path(location.database)
+    others = sorted(set(database.parent.glob(f"{database.name}*.published.json")) - {pointer_path(location)})
+    for other in others:
+        theirs = json.loads(other.read_text()).get("written_by", str(other))
+        raise PublishedElsewhere(
+            f"nothing is published for {mine}; {theirs} is (pointer {other}): set GRAPHRAG_DB / "
+            "GRAPHRAG_DUCKLAKE_CATALOG as the indexer had them to read it, or run graphrag-index with these settings"
+        )
+    return None
+
+
+def published_builds(location: IndexLocation | str | Path) -> dict[str, int]:
     """corpus -> the build (``corpus_builds.built_at``, epoch microseconds) each corpus has
     in the published snapshot; empty when nothing is published or the snapshot is gone."""
-    pointer = read_pointer(database)
+    pointer = read_pointer(location)
     if not published_exists(pointer):
         return {}
     with open_published(pointer) as connection:
