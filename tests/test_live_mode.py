@@ -11,7 +11,7 @@ import duckdb
 
 from graphrag_assets.storage.snapshot import read_pointer
 
-from .daemon import Daemon
+from .daemon import GRAPH_ASSETS, Daemon
 from .holder import Holder
 
 
@@ -68,3 +68,36 @@ def test_a_file_added_while_a_reader_holds_the_index_reaches_the_published_index
     daemon.runs.clear()
     daemon.tick()
     assert daemon.runs == []
+
+
+def test_a_file_added_to_one_of_three_corpora_builds_that_corpus_once(tmp_path, instance, settings_for, monkeypatch):
+    input_dir = tmp_path / "input"
+    corpora = {
+        "harbor": "Ines Valcourt repaired the Gullwing Pier lights with Mara Ellison.\n",
+        "recipes": "Chef Amara Quist cooked fennel soup at the Larkspur Inn with Hugo Brandt.\n",
+        "archive": "Clara Okafor catalogued the Port Calder letters of Victor Ashdown.\n",
+    }
+    for corpus, text in corpora.items():
+        (input_dir / corpus).mkdir(parents=True)
+        (input_dir / corpus / "first.txt").write_text(text)
+    settings = settings_for(input_dir)
+    for name, value in {
+        "GRAPHRAG_INPUT_DIR": str(input_dir),
+        "GRAPHRAG_DB": settings.database,
+        "GRAPHRAG_VECTORS": settings.vectors,
+    }.items():
+        monkeypatch.setenv(name, value)
+    daemon = Daemon(instance, settings)
+    daemon.tick()
+    assert sorted(corpus for job, corpus in daemon.runs if job.startswith("automation")) == sorted(corpora)
+
+    daemon.runs.clear()
+    (input_dir / "recipes" / "tart.txt").write_text("Amara Quist served a plum tart to Mayor Helen Strand.\n")
+    daemon.tick()
+    assert daemon.runs == [("index_sources", "recipes/tart.txt.."), ("automation:" + ",".join(GRAPH_ASSETS), "recipes")]
+    # The corpus's own snapshot has the file: a local search of recipes can answer about it.
+    assert published(settings.database, "SELECT count(*) FROM entities WHERE title = 'Helen Strand'") == 1
+    daemon.runs.clear()
+    daemon.follow_automation()
+    daemon.tick()
+    assert daemon.runs == []  # no second build

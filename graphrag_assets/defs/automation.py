@@ -12,11 +12,19 @@ happen in one interval in two common cases, and ``eager`` gets each wrong:
   only for runs launched with an asset selection).
 Comparing the event log's storage ids answers both: a partition is out of date when one of
 its dependencies' partitions holds a materialization after its own latest one.
+
+A corpus depends on all source partitions (``partitions.ALL_SOURCES``: Dagster has no
+key-prefix mapping, and a custom mapping does not reach the daemon's asset graph), so the
+condition counts only the sources of the corpus itself (keys ``<corpus>/...``): a file
+dropped into one corpus rebuilds that corpus alone.
 """
 
 from __future__ import annotations
 
 from dagster import AssetKey, AutomationCondition, AutomationContext, AutomationResult, DagsterEventType
+
+from ..core.inputs import corpus_of_partition
+from .partitions import corpus_partitions, source_partitions
 
 
 class DepsNewerThanSelf(AutomationCondition):
@@ -38,8 +46,10 @@ class DepsNewerThanSelf(AutomationCondition):
                 latest[key] = instance.get_latest_storage_id_by_partition(key, DagsterEventType.ASSET_MATERIALIZATION)
             return latest[key]
 
-        parents = sorted(k for k in context.asset_graph.get(context.key).parent_keys if context.asset_graph.has(k))
+        graph = context.asset_graph
+        parents = sorted(k for k in graph.get(context.key).parent_keys if graph.has(k))
         own = latest_of(context.key)
+        per_corpus = _partitions_name(graph, context.key) == corpus_partitions.name
         outdated = set()
         for partition in context.candidate_subset.expensively_compute_asset_partitions():
             single = view.get_asset_subset_from_asset_partitions(context.key, {partition})
@@ -48,12 +58,18 @@ class DepsNewerThanSelf(AutomationCondition):
                     latest_of(parent).get(key, 0)
                     for parent in parents
                     for key in single.compute_mapped_subset(parent, direction="up").expensively_compute_partition_keys()
+                    if not (per_corpus and _partitions_name(graph, parent) == source_partitions.name)
+                    or corpus_of_partition(key) == partition.partition_key
                 ),
                 default=0,
             )
             if newest_dep > own.get(partition.partition_key, 0):
                 outdated.add(partition)
         return AutomationResult(context, view.get_asset_subset_from_asset_partitions(context.key, outdated))
+
+
+def _partitions_name(graph, key: AssetKey) -> str | None:
+    return getattr(graph.get(key).partitions_def, "name", None)
 
 
 # Graph assets follow their sources automatically (the `graph_automation` sensor, on by
