@@ -1,4 +1,5 @@
-"""``graphrag-query "question" --method auto|global|local|drift|basic [--json]``."""
+"""``graphrag-query "question" --method auto|global|local|drift|basic [--json]``: the
+options of ``graphrag_query.search`` on the command line."""
 
 from __future__ import annotations
 
@@ -44,26 +45,61 @@ def _answer(argv: list[str] | None) -> int:
     # every call's start-up).
     parser.add_argument("--method", default="auto", help="auto, global, local, drift or basic")
     parser.add_argument("--budget", type=int, help="context tokens of the chosen mode (default: the mode's own)")
+    parser.add_argument(
+        "--community-level",
+        type=int,
+        default=2,
+        help="global search: the level of the community hierarchy whose reports are mapped, with the leaf "
+        "communities above it (default 2)",
+    )
+    parser.add_argument(
+        "--response-type",
+        default="multiple paragraphs",
+        help="the form of the answer, e.g. 'a single sentence', 'a list of 3-7 points' (default: multiple paragraphs)",
+    )
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="answer without the LLM even when one is configured (extractive answers, labelled as such)",
+    )
     parser.add_argument("--db", help="DuckDB index (env GRAPHRAG_DB, default data/graphrag.duckdb)")
-    parser.add_argument("--corpus", default="default")
-    parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    parser.add_argument("--corpus", default="default", help="the corpus to ask (default: default)")
+    parser.add_argument(
+        "--stream",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="print the answer as it is written (default), or all at once with --no-stream",
+    )
+    parser.add_argument("--json", action="store_true", help="print the whole result as JSON (implies --no-stream)")
     args = parser.parse_args(argv)
 
     from . import IndexNotFound, search, search_stream
 
-    options = dict(method=args.method, database=args.db, corpus=args.corpus, budget=args.budget)
+    options = dict(
+        method=args.method,
+        database=args.db,
+        corpus=args.corpus,
+        budget=args.budget,
+        community_level=args.community_level,
+        response_type=args.response_type,
+        use_llm=False if args.offline else None,
+    )
     try:
         if args.json:
             print(search(args.question, **options).to_json())
             return 0
-        # The answer is printed as it is written; sources and usage follow it.
-        stream = search_stream(args.question, **options)
-        for piece in stream:
-            print(piece, end="", flush=True)
+        if args.stream:
+            # The answer is printed as it is written; sources and usage follow it.
+            stream = search_stream(args.question, **options)
+            for piece in stream:
+                print(piece, end="", flush=True)
+            result = stream.result
+        else:
+            result = search(args.question, **options)
+            print(result.answer, end="")
     except (IndexNotFound, ValueError) as error:
         print(f"graphrag-query: {error}", file=sys.stderr)
         return 2
-    result = stream.result
     print()
     print()
     print(

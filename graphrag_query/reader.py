@@ -85,7 +85,7 @@ class IndexReader:
         for name in ["entities", "relationships", "communities", "community_reports", "text_units", "documents"]:
             self.table(name)
         if self.table("entities").is_empty():
-            raise IndexNotFound(f"corpus {self.corpus!r} has no entities in {self.source}: index it first")
+            raise self._not_indexed("entities")
         self.claims  # noqa: B018
         self.embedding_model  # noqa: B018  (resolves the embedder)
         self.text_unit_search  # noqa: B018
@@ -128,8 +128,21 @@ class IndexReader:
                 "SELECT any_value(model) FROM embeddings WHERE corpus = ?", [self.corpus]
             ).fetchone()
         if row is None or row[0] is None:
-            raise IndexNotFound(f"corpus {self.corpus!r} has no embeddings in {self.source}")
+            raise self._not_indexed("embeddings")
         return row[0]
+
+    def _not_indexed(self, what: str) -> IndexNotFound:
+        """The error for a corpus without ``what``: an unknown name lists the corpora there are."""
+        with self._connection() as connection:
+            there = [
+                row[0] for row in connection.execute("SELECT DISTINCT corpus FROM documents ORDER BY 1").fetchall()
+            ]
+        if self.corpus not in there:
+            return IndexNotFound(
+                f"no corpus {self.corpus!r} in {self.source}; its corpora: {', '.join(there) or 'none'} "
+                "(choose one with --corpus, or corpus= in Python)"
+            )
+        return IndexNotFound(f"corpus {self.corpus!r} has no {what} in {self.source}: index it first")
 
     @cached_property
     def embedder(self) -> Embedder:

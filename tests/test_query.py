@@ -301,3 +301,55 @@ def test_a_result_displays_its_answer_sources_and_usage_with_the_context_folded(
     page = result._repr_html_()
     assert page.count("<details>") == len(result.context) and "context tokens" in page
     assert len(repr(result)) < 1_000 and "sources: " in repr(result)
+
+
+# Each option of search() and the flag of graphrag-query that sets it (the question is the
+# argument; a reader and a history are Python objects).
+CLI_FLAGS = {
+    "method": "--method",
+    "database": "--db",
+    "corpus": "--corpus",
+    "community_level": "--community-level",
+    "budget": "--budget",
+    "response_type": "--response-type",
+    "use_llm": "--offline",
+}
+
+
+def test_graphrag_query_help_lists_every_option_of_the_api():
+    import inspect
+
+    out = subprocess.run(
+        [sys.executable, "-m", "graphrag_query.cli", "--help"], capture_output=True, text=True, cwd=REPO, timeout=60
+    )
+    assert out.returncode == 0
+    options = set(inspect.signature(search).parameters) - {"question", "reader", "history"}
+    assert options == set(CLI_FLAGS), "a search() option without its graphrag-query flag"
+    for flag in [*CLI_FLAGS.values(), "--stream", "--no-stream", "--json"]:
+        assert flag in out.stdout, flag
+
+
+def test_graphrag_query_options_reach_the_answer_and_an_unknown_corpus_names_the_corpora(sample_index):
+    def query(*arguments):
+        return subprocess.run(
+            [sys.executable, "-m", "graphrag_query.cli", *arguments, "--db", sample_index.database],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=120,
+        )
+
+    out = query("What are the main themes?", "--method", "global", "--community-level", "0", "--no-stream", "--json")
+    assert out.returncode == 0, out.stderr
+    payload = json.loads(out.stdout)
+    assert payload["method"] == "global" and payload["usage"]["llm_calls"] == 0
+    out = query("What did Clara Okafor do?", "--method", "local", "--budget", "800", "--json")
+    assert out.returncode == 0, out.stderr
+    assert 0 < json.loads(out.stdout)["usage"]["context_tokens"] <= 800
+    out = query("What did Clara Okafor do?", "--method", "local", "--no-stream", "--offline")
+    assert out.returncode == 0, out.stderr
+    assert "Clara Okafor" in out.stdout.partition("\n\n[local search")[0]
+
+    out = query("anything", "--corpus", "nosuch")
+    assert out.returncode == 2
+    assert "no corpus 'nosuch'" in out.stderr and "its corpora: default" in out.stderr, out.stderr

