@@ -35,7 +35,7 @@ from .storage.snapshot import (
     save_restore_points,
 )
 
-# sources_folders.corpus_folder of a source brought back by --restore: no folder holds it,
+# source_folders.corpus_folder of a source brought back by --restore: no folder holds it,
 # so no pass deletes it but --prune and --remove-corpus.
 RESTORED_PREFIX = "restored:"
 
@@ -393,6 +393,21 @@ def _launch(
                 f"published before, until {point['expires_at'][:16]} ({RESTORE_DAYS} days)"
             )
     _launch_runs(settings, instance, definitions(), plan, corpora, report, dagster_log_level, rebuild, log)
+    if plan.deleted:
+        _forget_emptied_corpora(settings, instance, {corpus_of_partition(key) for key in plan.deleted}, report)
+
+
+def _forget_emptied_corpora(
+    settings: IndexSettings, instance: DagsterInstance, corpora: set[str], report: IndexReport
+) -> None:
+    """A corpus left without sources, once its empty graph is published, is no partition of
+    the UI any more (``restore`` and a new file bring it back)."""
+    with settings.store() as store:
+        remaining = set(store.read("SELECT DISTINCT corpus FROM sources")["corpus"])
+    registered = set(instance.get_dynamic_partitions(corpus_partitions.name))
+    for corpus in sorted(corpora - remaining):
+        if corpus in report.corpora_built and corpus in registered:
+            instance.delete_dynamic_partition(corpus_partitions.name, corpus)
 
 
 def _summed_up(settings: IndexSettings, report: IndexReport, corpora: set[str], started: float) -> IndexReport:
@@ -454,8 +469,6 @@ def remove_corpus(
         raise DeletionNotConfirmed(deletion)
     report = IndexReport(SourcePlan(deleted=keys))
     _launch(settings, instance, definitions, report.plan, {corpus}, report, dagster_log_level, None, log)
-    if not report.failed_runs and corpus in instance.get_dynamic_partitions(corpus_partitions.name):
-        instance.delete_dynamic_partition(corpus_partitions.name, corpus)
     return _summed_up(settings, report, {corpus}, started)
 
 

@@ -159,7 +159,7 @@ def test_prune_deletes_what_the_input_does_not_hold_only_once_confirmed(two_corp
     assert report.plan.deleted == [] and "harbor/ferry.txt" in report.plan.kept
 
 
-def test_remove_corpus_deletes_exactly_that_corpus_after_the_confirmation(two_corpora, dagster_home, capsys):
+def test_remove_corpus_deletes_exactly_that_corpus_after_the_confirmation(two_corpora, instance, capsys):
     before = rows(two_corpora.location(), "harbor")
     arguments = ["--input", two_corpora.input_dir, "--db", two_corpora.database, "--vectors", two_corpora.vectors]
 
@@ -176,6 +176,8 @@ def test_remove_corpus_deletes_exactly_that_corpus_after_the_confirmation(two_co
         assert frame.is_empty(), table
     assert published_rows(two_corpora, "recipes")["documents"].is_empty()
     assert_equal(rows(two_corpora.location(), "harbor"), before)
+    assert instance.get_dynamic_partitions("corpora") == ["harbor"]
+    assert not any(key.startswith("recipes/") for key in instance.get_dynamic_partitions("sources"))
 
     # Its folder is still in the input, but nothing in it changed: the next pass reads it again.
     assert graphrag_index(arguments) == 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from dagster import DagsterInstance
@@ -165,3 +166,27 @@ def test_a_catalog_password_is_never_written_where_readers_find_the_lake():
     assert "s3cret" not in lake.catalog_for_readers() and "s3cret" not in lake.describe()
     assert lake.catalog_for_readers() == "postgres:dbname=lake host=db user=graphrag"
     assert not DuckLake("/srv/lake.ducklake", "/srv/lake").several_writers
+
+
+def test_the_index_a_query_reads_follows_its_own_settings(index, input_dir, tmp_path, monkeypatch):
+    """A DuckLake indexed under the default database name does not take over the DuckDB
+    index's published pointer: each store has its own, and a reader follows its settings."""
+    from graphrag_query.reader import IndexNotFound, IndexReader
+
+    settings, _ = index(input_dir)
+    documents = IndexReader(settings.database).table("documents").height
+    (input_dir / "default" / "lake_note.txt").write_text("Helen Strand opened the Gullwing Pier lake.\n")
+    catalog = str(tmp_path / "index" / "catalog.ducklake")
+    lake, _ = index(input_dir, ducklake_catalog=catalog)
+
+    monkeypatch.delenv("GRAPHRAG_DUCKLAKE_CATALOG", raising=False)
+    assert IndexReader(settings.database).table("documents").height == documents  # the DuckDB file's snapshot
+    monkeypatch.setenv("GRAPHRAG_DUCKLAKE_CATALOG", catalog)
+    assert IndexReader(settings.database).table("documents").height == documents + 1
+    assert read_pointer(lake.location())["written_by"] == lake.location().describe()
+
+    # Only the lake has published: the DuckDB reader is told where the index is.
+    monkeypatch.delenv("GRAPHRAG_DUCKLAKE_CATALOG")
+    Path(settings.database + ".published.json").unlink()
+    with pytest.raises(IndexNotFound, match=f"nothing is published for {settings.database}; DuckLake"):
+        IndexReader(settings.database)

@@ -242,17 +242,17 @@ def read_pointer(location: IndexLocation | str | Path) -> dict | None:
 
 def pointer_for_readers(location: IndexLocation) -> dict | None:
     """The published pointer of the store the settings name, None when it has none. Raises
-    PublishedElsewhere, naming both stores, when the pointer was written by another store
-    (an older version shared one pointer between backends) or when only another store
-    beside it has published."""
+    PublishedElsewhere, naming both stores, when the pointer was written by another backend
+    or when only another store beside it has published."""
     pointer = read_pointer(location)
     mine = location.describe()
     if pointer is not None:
         theirs = pointer.get("written_by") or (
             f"DuckLake {pointer['catalog']}" if pointer.get("backend") == "ducklake" else location.database
         )
-        backend = "ducklake" if location.lake else "duckdb"
-        if pointer.get("backend", "duckdb") != backend or (pointer.get("written_by") not in (None, mine)):
+        # The pointer's name is the store's own; another backend's pointer there is one an
+        # older version wrote (it shared one pointer between backends).
+        if pointer.get("backend", "duckdb") != ("ducklake" if location.lake else "duckdb"):
             raise PublishedElsewhere(
                 f"the settings name {mine}, but {pointer_path(location)} was published by {theirs}: run "
                 f"graphrag-index with these settings to publish {mine}, or change GRAPHRAG_DB / "
