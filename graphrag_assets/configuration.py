@@ -154,6 +154,15 @@ INDEX_SETTINGS = (
         "chunking_mode",
     ),
     Setting(
+        "GRAPHRAG_KEEP_WRAPPING",
+        bool,
+        False,
+        "also index text that is not the document's content: an e-book's distributor header and licence, tables "
+        "of contents, illustration markers, end marks, page numbers (unset: left out, listed in `document_wrapping`)",
+        ("chunking",),
+        "keep_wrapping",
+    ),
+    Setting(
         "GRAPHRAG_MIN_NAME_MENTIONS",
         int,
         2,

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 # every source and re-runs what follows it. In pipeline order.
 CODE_VERSIONS = {
     "reading": 1,
-    "chunking": 3,
+    "chunking": 4,
     "extraction": 4,
     "graph": 3,
     "clustering": 1,

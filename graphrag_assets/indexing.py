@@ -366,35 +366,8 @@ def run_index(
     # With nothing to do the instance is not touched again: a dead run's pool slot is freed
     # by the next pass that launches a run, the only one it could block.
     if plan.pending or plan.deleted or corpus_work(store, settings, corpora, rebuild):
-        _launch(settings, instance, definitions, plan, corpora, report, dagster_log_level, rebuild, log)
+        _launch_runs(settings, instance, definitions, plan, corpora, report, dagster_log_level, rebuild, log)
     return _summed_up(settings, report, corpora, started)
-
-
-def _launch(
-    settings: IndexSettings,
-    instance: DagsterInstance,
-    definitions: Callable[[], Definitions],
-    plan: SourcePlan,
-    corpora: set[str],
-    report: IndexReport,
-    dagster_log_level: str,
-    rebuild: str | None,
-    log: Callable[[str], None],
-) -> None:
-    # Every pass with work ends in a graph build, which writes the vector mirror.
-    lance_mirror.start()
-    release_dead_runs(instance, log)
-    if plan.deleted:
-        point = record_restore_point(settings.location(), plan.deleted, f"{len(plan.deleted)} source(s) deleted")
-        if point is not None:
-            report.restorable_until = point["expires_at"]
-            log(
-                f"{len(plan.deleted)} source(s) deleted; graphrag-index --restore brings them back from the snapshot "
-                f"published before, until {point['expires_at'][:16]} ({RESTORE_DAYS} days)"
-            )
-    _launch_runs(settings, instance, definitions(), plan, corpora, report, dagster_log_level, rebuild, log)
-    if plan.deleted:
-        _forget_emptied_corpora(settings, instance, {corpus_of_partition(key) for key in plan.deleted}, report)
 
 
 def _forget_emptied_corpora(
@@ -468,7 +441,7 @@ def remove_corpus(
     if not confirm(deletion):
         raise DeletionNotConfirmed(deletion)
     report = IndexReport(SourcePlan(deleted=keys))
-    _launch(settings, instance, definitions, report.plan, {corpus}, report, dagster_log_level, None, log)
+    _launch_runs(settings, instance, definitions, report.plan, {corpus}, report, dagster_log_level, None, log)
     return _summed_up(settings, report, {corpus}, started)
 
 
@@ -563,7 +536,7 @@ def _register(instance: DagsterInstance, source_keys: list[str], corpora: set[st
 def _launch_runs(
     settings: IndexSettings,
     instance: DagsterInstance,
-    defs: Definitions,
+    definitions: Callable[[], Definitions],
     plan: SourcePlan,
     corpora: set[str],
     report: IndexReport,
@@ -571,8 +544,21 @@ def _launch_runs(
     rebuild: str | None,
     log: Callable[[str], None],
 ) -> None:
-    """Retract deleted sources, register new partitions (one call), run the pending source
-    partitions, then build every corpus that is not done; the runs go to ``report``."""
+    """Keep a restore point, retract deleted sources, register new partitions (one call),
+    run the pending source partitions, then build every corpus that is not done; the runs
+    go to ``report``."""
+    # Every pass with work ends in a graph build, which writes the vector mirror.
+    lance_mirror.start()
+    release_dead_runs(instance, log)
+    if plan.deleted:
+        point = record_restore_point(settings.location(), plan.deleted, f"{len(plan.deleted)} source(s) deleted")
+        if point is not None:
+            report.restorable_until = point["expires_at"]
+            log(
+                f"{len(plan.deleted)} source(s) deleted; graphrag-index --restore brings them back from the snapshot "
+                f"published before, until {point['expires_at'][:16]} ({RESTORE_DAYS} days)"
+            )
+    defs = definitions()
     store = settings.store()
     if plan.deleted:
         store.retract_sources(plan.deleted)
@@ -600,6 +586,8 @@ def _launch_runs(
 
     builds = sorted(corpus_work(store, settings, corpora, rebuild).items())
     _build_graphs(instance, defs, builds, run_config, launcher, report, log, settings)
+    if plan.deleted:
+        _forget_emptied_corpora(settings, instance, {corpus_of_partition(key) for key in plan.deleted}, report)
 
 
 def _run_config(dagster_log_level: str) -> dict:

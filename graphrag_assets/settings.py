@@ -44,6 +44,7 @@ class IndexSettings(ConfigurableResource):
     chunk_size: int = default_of("GRAPHRAG_CHUNK_SIZE")
     chunk_overlap: int = default_of("GRAPHRAG_CHUNK_OVERLAP")
     chunking_mode: str = default_of("GRAPHRAG_CHUNKING_MODE")
+    keep_wrapping: bool = default_of("GRAPHRAG_KEEP_WRAPPING")
     min_name_mentions: int = default_of("GRAPHRAG_MIN_NAME_MENTIONS")
     min_concept_frequency: int = default_of("GRAPHRAG_MIN_CONCEPT_FREQUENCY")
     min_edge_weight_pct: float = default_of("GRAPHRAG_MIN_EDGE_WEIGHT_PCT")
@@ -74,7 +75,12 @@ class IndexSettings(ConfigurableResource):
             raise ValueError(f"GRAPHRAG_SHARDS must be 1 or more, got {self.shards}")
 
     def chunking(self) -> ChunkingSettings:
-        return ChunkingSettings(self.chunk_size, self.chunk_overlap, self.chunking_mode)  # type: ignore[arg-type]
+        return ChunkingSettings(
+            self.chunk_size,
+            self.chunk_overlap,
+            self.chunking_mode,  # type: ignore[arg-type]
+            keep_wrapping=self.keep_wrapping,
+        )
 
     def table_columns(self) -> TableColumns:
         return TableColumns(self.text_column, self.title_column or None, self.id_column or None)

@@ -39,27 +39,25 @@ def write(folder: Path, files: dict[str, str]) -> Path:
     return folder
 
 
-def rows(location, corpus: str) -> dict[str, pl.DataFrame]:
+def corpus_rows(connection: duckdb.DuckDBPyConnection, corpus: str) -> dict[str, pl.DataFrame]:
     """Every table's rows of a corpus, sorted, without the time a row was written."""
+    return {
+        table: connection.execute(f'SELECT * FROM "{table}" WHERE corpus = ?', [corpus])
+        .pl()
+        .drop("indexed_at", strict=False)
+        .sort(pl.all())
+        for table in TABLES
+    }
+
+
+def rows(location, corpus: str) -> dict[str, pl.DataFrame]:
     with location.connect(read_only=True) as connection:
-        return {
-            table: connection.execute(f'SELECT * FROM "{table}" WHERE corpus = ?', [corpus])
-            .pl()
-            .drop("indexed_at", strict=False)
-            .sort(pl.all())
-            for table in TABLES
-        }
+        return corpus_rows(connection, corpus)
 
 
 def published_rows(settings, corpus: str) -> dict[str, pl.DataFrame]:
     with duckdb.connect(read_pointer(settings.location())["snapshot"], read_only=True) as connection:
-        return {
-            table: connection.execute(f'SELECT * FROM "{table}" WHERE corpus = ?', [corpus])
-            .pl()
-            .drop("indexed_at", strict=False)
-            .sort(pl.all())
-            for table in TABLES
-        }
+        return corpus_rows(connection, corpus)
 
 
 def assert_equal(mine: dict[str, pl.DataFrame], theirs: dict[str, pl.DataFrame]) -> None:
@@ -189,12 +187,8 @@ def test_the_sensor_never_deletes_a_corpus_whose_folder_vanished(tmp_path, setti
     write(input_dir / "harbor", HARBOR)
     write(input_dir / "recipes", RECIPES)
     settings = settings_for(input_dir)
-    for name, value in {
-        "GRAPHRAG_INPUT_DIR": str(input_dir),
-        "GRAPHRAG_DB": settings.database,
-        "GRAPHRAG_VECTORS": settings.vectors,
-    }.items():
-        monkeypatch.setenv(name, value)
+    for variable, value in settings.environment().items():  # where the sensor reads its settings
+        monkeypatch.setenv(variable, value)
     daemon = Daemon(instance, settings)
     daemon.tick()
     indexed = rows(settings.location(), "recipes")

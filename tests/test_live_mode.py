@@ -81,12 +81,8 @@ def test_a_file_added_to_one_of_three_corpora_builds_that_corpus_once(tmp_path, 
         (input_dir / corpus).mkdir(parents=True)
         (input_dir / corpus / "first.txt").write_text(text)
     settings = settings_for(input_dir)
-    for name, value in {
-        "GRAPHRAG_INPUT_DIR": str(input_dir),
-        "GRAPHRAG_DB": settings.database,
-        "GRAPHRAG_VECTORS": settings.vectors,
-    }.items():
-        monkeypatch.setenv(name, value)
+    for variable, value in settings.environment().items():  # where the sensor reads its settings
+        monkeypatch.setenv(variable, value)
     daemon = Daemon(instance, settings)
     daemon.tick()
     assert sorted(corpus for job, corpus in daemon.runs if job.startswith("automation")) == sorted(corpora)

@@ -8,8 +8,10 @@ unit is about. The blank line makes the header a sentence of its own.
 
 Two modes: ``tokens`` (fixed token windows with overlap, graphrag's default) and
 ``sentences`` (whole sentences packed up to the token size, overlapping by whole
-sentences). Chunks (after the header) are exact substrings of the document: windows are cut at character
-offsets so a multi-byte character (Chinese) is never split between two chunks.
+sentences). Chunks (after the header) are exact substrings of the document's content
+(``content.content_text``: the text without its wrapping, such as an e-book's licence):
+windows are cut at character offsets so a multi-byte character (Chinese) is never split
+between two chunks.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from graphrag_common.ids import content_hash, stable_id
 from graphrag_common.sentences import split_sentences
 from graphrag_common.tokens import DEFAULT_ENCODING, get_encoding
 
+from .content import content_text, wrapping_spans
 from .inputs import given_title
 
 ChunkingMode = Literal["tokens", "sentences"]
@@ -47,6 +50,7 @@ class ChunkingSettings:
     overlap: int = 100
     mode: ChunkingMode = "tokens"
     encoding: str = DEFAULT_ENCODING
+    keep_wrapping: bool = False  # chunk the whole text, not only its content (core/content.py)
 
     def __post_init__(self):
         if self.size <= 0:
@@ -124,7 +128,10 @@ def chunk_documents(documents: pl.DataFrame, settings: ChunkingSettings = Chunki
         seen: Counter[str] = Counter()
         title = given_title(document.get("title"), document.get("source_path"))
         header = f"{title}\n\n" if title else ""
-        for index, window in enumerate(chunk_text(document["text"], settings)):
+        text = document["text"]
+        if not settings.keep_wrapping:
+            text = content_text(text, wrapping_spans(text))
+        for index, window in enumerate(chunk_text(text, settings)):
             chunk = header + window
             occurrence = seen[chunk]
             seen[chunk] += 1

@@ -17,6 +17,7 @@ from graphrag_common.lexical import SEARCH_TERM_COLUMNS
 from ..core.chunking import TEXT_UNIT_COLUMNS
 from ..core.claims import COVARIATE_COLUMNS
 from ..core.communities import COMMUNITY_COLUMNS
+from ..core.content import WRAPPING_COLUMNS
 from ..core.embedding import EMBEDDING_COLUMNS
 from ..core.extraction.records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS
 from ..core.graph import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS
@@ -155,6 +156,16 @@ TABLES = {
             (
                 "The corpus folder each source file was last found in: a pass deletes a missing file's rows only "
                 "when its input holds that folder."
+            ),
+        ),
+        Table(
+            "document_wrapping",
+            WRAPPING_COLUMNS,
+            "source_partition",
+            ("document_id", "start"),
+            (
+                "Text of each document left out of chunking, extraction, reports and retrieval because it is not the "
+                "document's content (GRAPHRAG_KEEP_WRAPPING keeps it): where, what kind, and how it begins."
             ),
         ),
         Table(
@@ -316,6 +327,18 @@ COLUMN_DESCRIPTIONS = {
             "read (documents stored, chunking and extraction pending), extracted (every text unit extracted: "
             "indexed) or failed (a text unit's LLM call failed; the next build extracts it again)."
         ),
+    },
+    "document_wrapping": {
+        "document_id": "documents.id of the document the text was left out of.",
+        "kind": (
+            "distributor_header, distributor_licence and credits (an e-book's Project Gutenberg header, licence and "
+            "producers), contents (a table of contents or list of illustrations), illustration, transcriber_note, "
+            "end_mark, page_furniture (page numbers, running heads) or imprint (publisher's front matter)."
+        ),
+        "start": "Offset of the first character left out, in documents.text.",
+        "end": "Offset after the last character left out, in documents.text.",
+        "characters": "Characters left out (end - start).",
+        "excerpt": "The beginning of the text left out, whitespace folded, at most 120 characters.",
     },
     "source_folders": {
         "corpus_folder": (

@@ -46,6 +46,7 @@ from pydantic import Field
 from graphrag_common.ids import keep_short_ids
 
 from ...core.chunking import chunk_documents
+from ...core.content import WRAPPING_COLUMNS, wrapping_rows
 from ...core.extraction.offline import extract_offline
 from ...core.inputs import given_title
 from ...core.shards import balanced_shards
@@ -160,15 +161,17 @@ def summed(first: dict, second: dict) -> dict:
 
 def chunk_sources(
     store: IndexStore, settings: IndexSettings, corpus: str, docs: pl.DataFrame, sources: list[str]
-) -> tuple[pl.DataFrame, pl.DataFrame, ShardDone]:
-    """The text units of these sources' documents (``docs``) and the sources' rows saying so."""
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, ShardDone]:
+    """The text units of these sources' documents (``docs``), the sources' rows saying so,
+    and what was left out of them as not their content (``document_wrapping`` rows)."""
     docs = docs.filter(pl.col("source_partition").is_in(sources))
+    wrapping = pl.DataFrame(schema=WRAPPING_COLUMNS) if settings.keep_wrapping else wrapping_rows(docs)
     units = chunk_documents(docs, settings.chunking()).with_columns(
         pl.lit([], pl.List(pl.String)).alias("entity_ids"), pl.lit([], pl.List(pl.String)).alias("relationship_ids")
     )
     units = conform(TABLES["text_units"], keep_short_ids(units, store.short_ids("text_units", [corpus])))
     done = ShardDone(sources_chunked=len(sources), documents=docs.height, tokens=int(units["n_tokens"].sum() or 0))
-    return units, source_rows(docs, units), done
+    return units, source_rows(docs, units), wrapping, done
 
 
 @dataclass
@@ -249,8 +252,9 @@ def chunk_and_extract_batch(
     units = store.read_table("text_units", "source_partition", to_extract)
     rows = store.read_table("sources", "source_partition", to_extract)
     done = ShardDone()
+    wrapping = pl.DataFrame(schema=WRAPPING_COLUMNS)
     if to_chunk:
-        new_units, new_rows, done = chunk_sources(store, settings, corpus, docs, to_chunk)
+        new_units, new_rows, wrapping, done = chunk_sources(store, settings, corpus, docs, to_chunk)
         units, rows = pl.concat([units, new_units]), pl.concat([rows, new_rows])
     extracted, extraction = extract_units(context, store, llm, corpus, units, docs)
     failed = set(extracted.failures["scope"].to_list())
@@ -263,6 +267,7 @@ def chunk_and_extract_batch(
     )
     with store.transaction() as tx:
         tx.replace("text_units", units.filter(pl.col("source_partition").is_in(to_chunk)), to_chunk)
+        tx.replace("document_wrapping", wrapping, to_chunk)
         tx.replace("extracted_entities", extracted.entities, batch)
         tx.replace("extracted_relationships", extracted.relationships, batch)
         tx.replace("covariates", extracted.claims, batch)
