@@ -477,6 +477,8 @@ def run_phases(home: Path, run_ids: list[str]) -> dict[str, dict]:
     from dagster import DagsterInstance
 
     phases = {}
+    # The instance's event log storage finds its folder through DAGSTER_HOME.
+    os.environ["DAGSTER_HOME"] = str(home)
     with DagsterInstance.from_config(str(home)) as instance:
         for run_id in run_ids:
             record = instance.get_run_record_by_id(run_id)
