@@ -176,11 +176,12 @@ def basic_search(
     use_llm: bool | None = None,
     database: str | None = None,
     corpus: str = "default",
-    k: int = 10,
+    k: int | None = None,
     budget: int = 12_000,
     response_type: str = "multiple paragraphs",
     reader: IndexReader | None = None,
 ) -> SearchResult:
+    """``k``: the number of text units to answer from; None, as many as ``budget`` holds."""
     reader = _reader(database, corpus, reader)
     settings = BasicSettings(k=k, budget=budget, response_type=response_type)
     return _answer("basic", use_llm, reader, lambda llm: prepare_basic(question, reader, settings, llm=llm))

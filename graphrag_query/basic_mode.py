@@ -1,5 +1,6 @@
 """Basic search: plain RAG over text units, the best by BM25 and by vector fused, packed
-into the budget in that order. No graph: the baseline the graph modes must beat."""
+into the budget in that order (as many as it holds, or the ``k`` best). No graph: the
+baseline the graph modes must beat."""
 
 from __future__ import annotations
 
@@ -14,18 +15,24 @@ from .ranking import hybrid_ranking
 from .reader import IndexReader
 from .result import PreparedSearch, SearchResult, Usage
 
+# Text units ranked per token of budget when no ``k`` is given: more than a budget of the
+# shortest units can hold, so the budget, not the ranking, is what ends the context.
+CANDIDATES_PER_TOKEN = 1 / 40
+
 
 @dataclass(frozen=True)
 class BasicSettings:
-    k: int = 10
+    k: int | None = None  # None: as many text units as the budget holds
     budget: int = 12_000
     response_type: str = "multiple paragraphs"
 
 
 def build_basic_context(question: str, reader: IndexReader, settings: BasicSettings) -> tuple[pl.DataFrame, str, int]:
-    """(text units in context, context text, tokens): the ``k`` best of the fused
-    lexical and dense rankings, packed in that order (``rank`` 1 first)."""
-    ranked = hybrid_ranking(question, reader, max(settings.k, 50))[: settings.k]
+    """(text units in context, context text, tokens): the fused lexical and dense
+    rankings, packed in that order (``rank`` 1 first) until the budget is full, or the
+    ``k`` best."""
+    wanted = settings.k or max(50, int(settings.budget * CANDIDATES_PER_TOKEN))
+    ranked = hybrid_ranking(question, reader, max(wanted, 50))[:wanted]
     order = pl.DataFrame({"id": ranked}, schema={"id": pl.String}).with_row_index("rank", offset=1)
     units = order.join(reader.table("text_units"), on="id").sort("rank")
     return pack(units, lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "), settings.budget, "id|text")

@@ -353,3 +353,19 @@ def test_graphrag_query_options_reach_the_answer_and_an_unknown_corpus_names_the
     out = query("anything", "--corpus", "nosuch")
     assert out.returncode == 2
     assert "no corpus 'nosuch'" in out.stderr and "its corpora: default" in out.stderr, out.stderr
+
+
+def test_basic_search_fills_its_budget_instead_of_stopping_at_ten_passages(index, tmp_path):
+    input_dir = tmp_path / "input" / "harbor"
+    input_dir.mkdir(parents=True)
+    for number in range(30):
+        (input_dir / f"log_{number:02}.txt").write_text(
+            f"Harbor log {number}: the pilot boat Gannet {number} guided a freighter past Gullwing Pier.\n"
+        )
+    settings, _ = index(input_dir.parent)
+    reader = IndexReader(settings.database, "harbor")
+    full = basic_search("Which pilot boat guided a freighter past Gullwing Pier?", reader=reader, use_llm=False)
+    assert full.context["sources"].height == 30 and full.usage.context_tokens <= 12_000
+    small = basic_search("Which pilot boat guided a freighter?", reader=reader, use_llm=False, budget=200)
+    assert 0 < small.usage.context_tokens <= 200 and small.context["sources"].height < 30
+    assert basic_search("pilot boat", reader=reader, use_llm=False, k=4).context["sources"].height == 4
