@@ -219,13 +219,14 @@ def offline_map(
     batch: pl.DataFrame,
     batch_number: int,
     sentences: dict[int, list[tuple[str, frozenset[str]]]],
+    by_importance: bool = False,
 ) -> list[dict]:
     """Points of one batch: each distinct evidence sentence of its reports (``sentences``,
-    from ``report_sentences``), scored 0-100 by relevance; for a corpus-wide question,
-    each report's leading findings scored by the report's rank."""
+    from ``report_sentences``), scored 0-100 by relevance; for a corpus-wide question (or
+    ``by_importance``), each report's leading findings scored by the report's rank."""
     points, seen = [], set()
     for report in batch.iter_rows(named=True):
-        if scorer.generic:
+        if scorer.generic or by_importance:
             score = round(report["rank"] * 10)
             for finding in (report["findings"] or [])[:GENERIC_POINTS_PER_REPORT]:
                 sentence = split_sentences(_clean(finding["explanation"]))[0].strip()
@@ -313,6 +314,12 @@ def prepare_global(
         for number, (batch, _, _) in enumerate(batches, start=1):
             mapped = batch if scorer.generic else batch.filter(pl.col("id").is_in(sharing))
             points.extend(offline_map(scorer, mapped, number, report_sentences(reader)))
+        if not points and scorer.asks_overview:
+            # An overview whose other words no report sentence answers ("the top themes in
+            # this tale"): the reports' own leading findings, by importance, rather than a
+            # refusal; the answer says which words no report contains.
+            for number, (batch, _, _) in enumerate(batches, start=1):
+                points.extend(offline_map(scorer, batch, number, {}, by_importance=True))
     points_frame = pl.DataFrame(
         points, schema={"batch": pl.Int64, "community": pl.Int64, "score": pl.Int64, "description": pl.String}
     )

@@ -38,6 +38,7 @@ _QUESTION_WORDS = {
 # a question made only of these ("What are the main themes?") is about every report, by
 # importance. Framing words are rare in most corpora, so counted as terms they would weigh
 # more than the subject itself ("How do guests generally perceive privacy laws?").
+# The collection's own names count among them ("the themes of this story", "these podcasts").
 GENERIC_TERMS = set(
     search_terms(
         """main key major overall recurring common top theme themes topic topics idea ideas trend trends discussed
@@ -45,9 +46,15 @@ GENERIC_TERMS = set(
         summarize summarise emphasize emphasise mentioned frequently often points issues
         typically generally usually commonly consistently particular specific various multiple perceive cite
         cited mention highlight highlighted suggest suggested say example examples kind kinds
+        story stories book books novel text texts article articles podcast podcasts episode episodes transcript
+        transcripts
         主要 主题 总体 整体 总结 概括 话题"""
     )
 )
+
+# Of those, the words that ask for an overview: a question with them is answered by the
+# reports' leading findings when no report sentence matches its other words.
+OVERVIEW_TERMS = set(search_terms("theme themes topic topics trend trends summary summarize summarise overview"))
 
 
 def terms(text: str) -> list[str]:
@@ -96,6 +103,8 @@ class RelevanceScorer:
         ]
         # Only corpus-wide words: the question is about everything (ranked by importance).
         self.generic = bool(asked) and not self.question_terms or not asked
+        # Asks for an overview (themes, topics), if perhaps of a subject the texts never name.
+        self.asks_overview = any(term in OVERVIEW_TERMS for term in asked)
         self.idf = {term: math.log(1 + (n + 1) / (counts.get(term, 0) + 0.5)) for term in self.question_terms}
         self.total = sum(self.idf.values())
 

@@ -369,3 +369,19 @@ def test_basic_search_fills_its_budget_instead_of_stopping_at_ten_passages(index
     small = basic_search("Which pilot boat guided a freighter?", reader=reader, use_llm=False, budget=200)
     assert 0 < small.usage.context_tokens <= 200 and small.context["sources"].height < 30
     assert basic_search("pilot boat", reader=reader, use_llm=False, k=4).context["sources"].height == 4
+
+
+@pytest.mark.parametrize(
+    "question", ["What are the top themes in this story?", "What are the main themes of the Zorblax expedition?"]
+)
+def test_offline_global_search_answers_an_overview_from_the_reports_instead_of_refusing(reader, question):
+    result = global_search(question, reader=reader, use_llm=False)
+    assert result.answer != NO_DATA_ANSWER and result.answer.startswith(EXTRACTIVE_LABEL)
+    assert result.context["points"].height > 0 and "[Data: Reports (" in result.answer
+    if "Zorblax" in question:
+        assert 'No community report contains: "zorblax"' in result.answer
+
+
+def test_offline_global_search_still_refuses_a_question_no_report_answers(reader):
+    result = global_search("Who repaired the Zorblax engine?", reader=reader, use_llm=False)
+    assert result.answer == NO_DATA_ANSWER

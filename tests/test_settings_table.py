@@ -159,7 +159,7 @@ def test_fingerprints_of_existing_indexes_are_unchanged(unset_environment):
     every index (offline: LLM fingerprints also hash the prompt files)."""
     recorded = {
         "reading": "v1/84dc02947872837e",
-        "chunking": "v3/fc596890042d28e0",
+        "chunking": "v4/467a5dba7490c009",
         "extraction": "v4/9c3307c493b2268c",
         "graph": "v3/8121cd01ec51bf96",
         "clustering": "v1/8b31b465e7cee29e",
