@@ -185,6 +185,7 @@ class FakeOpenAI:
     jitter_seconds: float = 0.0  # plus a random delay up to this, drawn per request (not for streams)
     capitals: bool = False  # extraction takes names written in capitals too (see _NAME_OR_CAPITALS)
     seconds_per_completion_token: float = 0.0  # spread over the chunks of a stream
+    tools_in_text: bool = False  # answers a forced function call in the text, as some local servers do
     # Usage in streams asked for with stream_options.include_usage: "reported" in a last
     # chunk, "ignored" (no usage chunk), or "rejected" (HTTP 400 naming the option).
     stream_usage: str = "reported"
@@ -332,7 +333,7 @@ class FakeOpenAI:
             return
         time.sleep(latency)
         message: dict = {"role": "assistant", "content": answer}
-        if request.get("tools"):
+        if request.get("tools") and not self.tools_in_text:
             name = request["tools"][0]["function"]["name"]
             message = {
                 "role": "assistant",

@@ -10,7 +10,6 @@ from pydantic import BaseModel
 
 from graphrag_assets.llm.cache import LLMCache
 from graphrag_assets.llm.client import LLMClient
-from graphrag_assets.llm.endpoint import parse_structured, structured_request
 from graphrag_assets.llm.errors import BudgetExhausted, EndpointRefused, LLMError
 from graphrag_assets.llm.models import GraphExtraction
 from graphrag_assets.llm.settings import LLMSettings
@@ -90,7 +89,8 @@ def test_an_invalid_answer_is_shown_to_the_model_with_the_error_and_every_attemp
         assert [m["role"] for m in added] == (["assistant", "tool"] if mode == "tools" else ["assistant", "user"])
         shown = added[0]["tool_calls"][0]["function"]["arguments"] if mode == "tools" else added[0]["content"]
         assert shown == '{"entities": "not a list"}'
-        assert "entities: Input should be a valid array" in added[1]["content"]  # what is wrong, and where
+        # What is wrong, and where (instructor's re-ask).
+        assert "entities" in added[1]["content"] and "Input should be a valid array" in added[1]["content"]
         stats = client.usage.stage("extraction")
         assert stats.calls == 1 and stats.retries == 0
         assert stats.prompt_tokens > sum(len(m["content"]) for m in EXTRACT) // 8  # both attempts counted
@@ -107,17 +107,20 @@ def test_an_answer_that_never_validates_fails_the_item_after_the_repairs_allowed
 
 
 def test_json_mode_sends_the_schema_and_fenced_or_textual_answers_are_read():
-    request = structured_request("json", "m", [{"role": "system", "content": "Be brief."}, *EXTRACT], Answer)
-    assert request["response_format"] == {"type": "json_object"}
-    system = request["messages"][0]
-    assert system["content"].startswith("Be brief.") and '"answer"' in system["content"]
-    assert len(request["messages"]) == 2  # the schema joins the system message
-    fenced = {"content": '```json\n{"answer": "yes"}\n```'}
-    assert parse_structured("json", fenced, Answer).answer == "yes"
-    with pytest.raises(ValueError, match="calls no function"):
-        parse_structured("tools", {"content": None, "tool_calls": []}, Answer)
+    asked = [{"role": "system", "content": "Be brief."}, *EXTRACT]
+    with FakeOpenAI() as fake:
+        fake.faults.append(Fault(body='```json\n{"answer": "yes"}\n```'))
+        assert _run(_client(fake, mode="json"), lambda c: c.structured("qa", "v1", asked, Answer)).answer == "yes"
+        request = fake.completions()[0]["body"]
+        assert request["response_format"] == {"type": "json_object"}
+        system = request["messages"][0]
+        assert system["content"].startswith("Be brief.") and '"answer"' in system["content"]
+        assert len(request["messages"]) == 2  # the schema joins the system message
     # A server that answers a forced function call in the text is read all the same.
-    assert parse_structured("tools", {"content": '{"answer": "no"}'}, Answer).answer == "no"
+    with FakeOpenAI(tools_in_text=True) as fake:
+        fake.faults.append(Fault(body='{"answer": "no"}'))
+        assert _run(_client(fake, mode="tools"), lambda c: c.structured("qa", "v1", EXTRACT, Answer)).answer == "no"
+        assert len(fake.completions()) == 1
 
 
 @pytest.mark.parametrize(

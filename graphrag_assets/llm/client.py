@@ -1,7 +1,7 @@
 """The LLM client every stage uses: structured completions, streamed plain-text
 completions and embeddings through any OpenAI-compatible endpoint.
 
-- The endpoint is spoken to directly (endpoint.py), not through the openai SDK.
+- The endpoint through the openai SDK, structured answers through instructor (endpoint.py).
 - Structured outputs by tool calling, JSON schema or plain JSON mode; an answer that does
   not validate is re-asked at most ``max_repairs`` times.
 - Plain-text answers streamed piece by piece as the model writes them; a failure before

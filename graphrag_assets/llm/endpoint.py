@@ -1,33 +1,36 @@
-"""The OpenAI-compatible HTTP API, spoken directly over one HTTP client (httpx2): chat completions
-(whole or streamed as Server-Sent Events), structured answers (tool calling, JSON schema
-or JSON mode, with re-asks after invalid output) and embeddings.
-
-Why not the openai SDK and instructor: of the API they cover we use a few fields of two
-endpoints, and importing them (hundreds of pydantic models for API types we never send)
-took about 1.5 s before a run's first request, and their layers some milliseconds of CPU
-per call, on the one core that also runs the event loop and the steps (bench/README.md,
-"Fixed costs", third round). What they did for us is here: the requests each structured
-mode sends, the parsing of its answer and the re-ask, Server-Sent Events, errors by HTTP
-status. Retries, limits and caching are the client's (client.py).
+"""One OpenAI-compatible endpoint, through the openai SDK (its HTTP client is httpx2) and
+instructor for structured answers: chat completions streamed as they are written,
+structured answers (tool calling, JSON schema or JSON mode, re-asked with the validation
+errors) and embeddings. The SDK's own retries are off: retries, limits and caching are
+the client's (client.py). Errors leave here as errors.py's (``StatusError`` by HTTP
+status, ``TransportError``, ``InvalidOutput``), which the rest of the package reads
+without importing either library.
 """
 
 from __future__ import annotations
 
-import base64
+import contextlib
 import functools
-import json
 import ssl
 from typing import TypeVar
 
-import httpx2  # httpx's maintained fork: its connection pool stays cheap with many requests in flight
+import httpx2
+import instructor
 import numpy as np
-from pydantic import BaseModel, ValidationError
+import openai
+from instructor.core.exceptions import InstructorRetryException
+from openai.types.chat.chat_completion_message_function_tool_call import ChatCompletionMessageFunctionToolCall, Function
+from pydantic import BaseModel
 
-from .errors import EndpointError, InvalidOutput, StatusError, TransportError, first_line
-from .models import schema_of
+from .errors import EndpointError, InvalidOutput, StatusError, TransportError, causes, first_line
 
 T = TypeVar("T", bound=BaseModel)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+INSTRUCTOR_MODES = {
+    "tools": instructor.Mode.TOOLS,
+    "json_schema": instructor.Mode.JSON_SCHEMA,
+    "json": instructor.Mode.JSON,
+}
 
 
 class Endpoint:
@@ -35,181 +38,117 @@ class Endpoint:
     (built once by the caller: loading a trust store is slow)."""
 
     def __init__(self, base_url: str, api_key: str | None, timeout: float, verify: ssl.SSLContext):
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx2.AsyncClient(
-            base_url=base_url.rstrip("/") + "/",
-            headers=headers,
+        self._client = openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key=api_key or "not-needed",  # local servers (Ollama, vLLM) need no key; the SDK insists on one
+            max_retries=0,  # retries are the client's: backoff with jitter, Retry-After, none on 4xx
             timeout=timeout,
-            verify=verify,
-            # Concurrency is limited by the caller's slots; the pool must not be a second limit.
-            limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100),
+            http_client=openai.DefaultAsyncHttpxClient(
+                verify=verify,
+                # Concurrency is limited by the caller's slots; the pool must not be a second limit.
+                limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100),
+            ),
         )
+        self._structured: dict[str, instructor.AsyncInstructor] = {}
 
     async def close(self) -> None:
-        await self._client.aclose()
+        await self._client.close()
 
-    async def post(self, path: str, body: dict) -> dict:
-        try:
-            response = await self._client.post(path, json=body)
-        except httpx2.HTTPError as error:
-            raise _transport_error(error) from None
-        if response.status_code >= 400:
-            raise _status_error(response)
-        try:
-            return response.json()
-        except ValueError:
-            raise EndpointError(f"the answer to {path} is not JSON: {response.text[:200]!r}") from None
+    def structured_client(self, mode: str) -> instructor.AsyncInstructor:
+        """instructor over this endpoint in ``mode``, made once."""
+        if mode not in self._structured:
+            client = instructor.from_openai(self._client, mode=INSTRUCTOR_MODES[mode])
+            client.on("completion:response", functools.partial(_answer_as_asked, tools=mode == "tools"))
+            self._structured[mode] = client
+        return self._structured[mode]
 
     async def chat_stream(self, body: dict) -> EventStream:
-        """A streamed completion, opened: errors before the first event surface here."""
-        request = self._client.build_request("POST", "chat/completions", json=body | {"stream": True})
-        try:
-            response = await self._client.send(request, stream=True)
-            if response.status_code >= 400:
-                await response.aread()
-                await response.aclose()
-                raise _status_error(response)
-        except httpx2.HTTPError as error:
-            raise _transport_error(error) from None
-        return EventStream(response)
+        """A streamed completion, opened: errors before the first chunk surface here."""
+        with translated_errors():
+            return EventStream(await self._client.chat.completions.create(**body, stream=True))
 
     async def embeddings(self, model: str, inputs: list[str]) -> tuple[list[np.ndarray], int]:
-        """One vector per input, in order, and the prompt tokens billed. Asked for as base64
-        (a quarter of the bytes of JSON numbers, and no number parsing); servers that answer
-        with lists are read too."""
-        answer = await self.post("embeddings", {"model": model, "input": inputs, "encoding_format": "base64"})
-        items = sorted(answer.get("data") or [], key=lambda item: item.get("index", 0))
+        """One vector per input, in order, and the prompt tokens billed."""
+        with translated_errors():
+            answer = await self._client.embeddings.create(model=model, input=inputs)
+        items = sorted(answer.data, key=lambda item: item.index)
         if len(items) != len(inputs):
             raise EndpointError(f"{len(items)} embeddings for {len(inputs)} inputs")
-        vectors = [
-            np.frombuffer(base64.b64decode(item["embedding"]), dtype="<f4")
-            if isinstance(item["embedding"], str)
-            else np.asarray(item["embedding"], dtype=np.float32)
-            for item in items
-        ]
-        return vectors, int((answer.get("usage") or {}).get("prompt_tokens") or 0)
+        usage = answer.usage
+        return [np.asarray(item.embedding, dtype=np.float32) for item in items], (usage.prompt_tokens if usage else 0)
 
 
 class EventStream:
-    """The chunks of a streamed completion as dicts, up to ``data: [DONE]``."""
+    """The chunks of a streamed completion, as dicts."""
 
-    def __init__(self, response: httpx2.Response):
-        self._response = response
-        self._lines = response.aiter_lines()
+    def __init__(self, stream: openai.AsyncStream):
+        self._stream = stream
+        self._chunks = stream.__aiter__()
 
     def __aiter__(self) -> EventStream:
         return self
 
     async def __anext__(self) -> dict:
-        try:
-            async for line in self._lines:
-                if not line.startswith("data:"):
-                    continue  # blank separators, comments, event names
-                data = line[5:].strip()
-                if data == "[DONE]":
-                    break
-                return json.loads(data)
-        except httpx2.HTTPError as error:
-            raise _transport_error(error) from None
-        raise StopAsyncIteration
+        with translated_errors():
+            return (await self._chunks.__anext__()).model_dump()
 
     async def close(self) -> None:
-        await self._response.aclose()
+        await self._stream.close()
 
 
-# -- structured answers -------------------------------------------------------------------
 async def structured(
     endpoint: Endpoint, mode: str, model: str, messages: list[dict], response_model: type[T], max_repairs: int
 ) -> tuple[T, int, int]:
     """A validated ``response_model`` and the prompt and completion tokens of every attempt.
-    An answer that does not validate is shown to the model with the error, at most
-    ``max_repairs`` times."""
-    conversation = list(messages)
-    prompt_tokens = completion_tokens = 0
-    for attempt in range(max_repairs + 1):
-        answer = await endpoint.post("chat/completions", structured_request(mode, model, conversation, response_model))
-        usage = answer.get("usage") or {}
-        prompt_tokens += usage.get("prompt_tokens") or 0
-        completion_tokens += usage.get("completion_tokens") or 0
-        message = ((answer.get("choices") or [{}])[0]).get("message") or {}
-        try:
-            return parse_structured(mode, message, response_model), prompt_tokens, completion_tokens
-        except ValueError as error:  # pydantic's ValidationError among them
-            problem = error
-            if attempt < max_repairs:
-                conversation += repair_messages(mode, message, problem)
-    raise InvalidOutput(
-        f"no valid {response_model.__name__} after {max_repairs + 1} attempt(s): "
-        f"{first_line(problem) or type(problem).__name__}"
-    )
-
-
-def structured_request(mode: str, model: str, messages: list[dict], response_model: type[BaseModel]) -> dict:
-    """The chat completion request that asks for ``response_model`` in ``mode``."""
-    schema = schema_of(response_model)
-    name = response_model.__name__
-    body = {"model": model, "temperature": 0}
-    if mode == "tools":
-        function = {"name": name, "description": _description(response_model), "parameters": schema}
-        return body | {
-            "messages": messages,
-            "tools": [{"type": "function", "function": function}],
-            "tool_choice": {"type": "function", "function": {"name": name}},
-        }
-    if mode == "json_schema":
-        response_format = {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
-        return body | {"messages": messages, "response_format": response_format}
-    # JSON mode promises JSON but no shape: the schema goes into the system message.
-    instruction = _json_instruction(response_model)
-    if messages and messages[0].get("role") == "system":
-        messages = [{**messages[0], "content": f"{messages[0]['content']}\n\n{instruction}"}, *messages[1:]]
-    else:
-        messages = [{"role": "system", "content": instruction}, *messages]
-    return body | {"messages": messages, "response_format": {"type": "json_object"}}
-
-
-def parse_structured(mode: str, message: dict, response_model: type[T]) -> T:
-    """The answer of ``message`` as ``response_model``; ``ValueError`` (a pydantic
-    ``ValidationError`` among them) when it is not one."""
-    if mode == "tools":
-        calls = message.get("tool_calls") or []
-        if calls:
-            return response_model.model_validate_json(calls[0]["function"]["arguments"] or "{}")
-        if not (message.get("content") or "").strip():
-            raise ValueError("the answer calls no function")
-        # Some servers (local ones among them) answer a forced function call in the text.
-    return response_model.model_validate_json(_without_fences(message.get("content") or ""))
-
-
-def repair_messages(mode: str, message: dict, error: Exception) -> list[dict]:
-    """What is added to the conversation to re-ask: the model's answer, then the error."""
-    request = f"That answer is not valid:\n{_problems(error)}\nAnswer again, correcting these errors."
-    calls = message.get("tool_calls") or []
-    if mode == "tools" and calls:
-        answered = {"role": "assistant", "content": message.get("content"), "tool_calls": calls[:1]}
-        return [answered, {"role": "tool", "tool_call_id": calls[0].get("id", ""), "content": request}]
-    return [{"role": "assistant", "content": message.get("content") or ""}, {"role": "user", "content": request}]
-
-
-def _problems(error: Exception) -> str:
-    """A validation error as one line per problem, where and what (without pydantic's links)."""
-    if isinstance(error, ValidationError):
-        return "\n".join(f"{'.'.join(map(str, e['loc'])) or 'the answer'}: {e['msg']}" for e in error.errors())
-    return str(error)
+    An answer that does not validate is shown to the model with the error (instructor's
+    re-ask), at most ``max_repairs`` times."""
+    try:
+        with translated_errors():
+            result, completion = await endpoint.structured_client(mode).chat.completions.create_with_completion(
+                model=model,
+                messages=messages,
+                response_model=_instructor_model(response_model),
+                max_retries=max_repairs,
+                temperature=0,
+            )
+    except InstructorRetryException as error:
+        # instructor wraps an API error of an attempt too: that error is what happened.
+        cause = next((e for e in causes(error) if isinstance(e, openai.APIError)), None)
+        if cause is not None:
+            with translated_errors():
+                raise cause from None
+        problem = error.failed_attempts[-1].exception if error.failed_attempts else error
+        raise InvalidOutput(
+            f"no valid {response_model.__name__} after {error.n_attempts} attempt(s): "
+            f"{first_line(problem) or type(problem).__name__}"
+        ) from None
+    usage = completion.usage  # instructor sums it over the attempts
+    return result, (usage.prompt_tokens if usage else 0), (usage.completion_tokens if usage else 0)
 
 
 @functools.cache
-def _json_instruction(response_model: type[BaseModel]) -> str:
-    """JSON mode's instruction for a model, written once (the schema serialized)."""
-    return (
-        "Answer with a single JSON object (an instance, not a schema) that validates against this JSON schema:\n"
-        + json.dumps(schema_of(response_model), ensure_ascii=False)
-    )
+def _instructor_model(response_model: type[T]) -> type[T]:
+    """The model as instructor wraps it, once: given a plain model, instructor builds a new
+    wrapper class and its schema on every call, holding up the event loop each time."""
+    return instructor.response_schema(response_model)
 
 
-def _description(response_model: type[BaseModel]) -> str:
-    doc = " ".join((response_model.__doc__ or "").split())
-    return doc or f"Returns a {response_model.__name__}"
+def _answer_as_asked(response, tools: bool) -> None:
+    """An answer as the mode expects it, before instructor reads it: JSON a model wrapped in
+    a markdown code block, unwrapped; and, asked for a function call, an answer some
+    servers (local ones among them) give in the text instead becomes that call, so that
+    it is validated (and re-asked) like any other."""
+    for choice in getattr(response, "choices", None) or []:
+        message = choice.message
+        if not (message.content or "").strip():
+            continue
+        message.content = _without_fences(message.content)
+        if tools and not message.tool_calls:
+            message.tool_calls = [
+                ChatCompletionMessageFunctionToolCall(
+                    id="answer-in-text", type="function", function=Function(name="answer", arguments=message.content)
+                )
+            ]
 
 
 def _without_fences(text: str) -> str:
@@ -221,20 +160,23 @@ def _without_fences(text: str) -> str:
     return stripped
 
 
-def _status_error(response: httpx2.Response) -> StatusError:
+@contextlib.contextmanager
+def translated_errors():
+    """The SDK's errors as errors.py's: an HTTP status (with Retry-After), or no answer."""
     try:
-        detail = response.json()
-        message = (detail.get("error") or {}).get("message") if isinstance(detail, dict) else None
-        message = message or json.dumps(detail)[:300]
-    except ValueError:
-        message = response.text[:300] or response.reason_phrase
+        yield
+    except openai.APIStatusError as error:
+        raise _status_error(error) from None
+    except openai.APIConnectionError as error:  # APITimeoutError among them
+        kind = "timed out" if isinstance(error, openai.APITimeoutError) else "failed"
+        raise TransportError(f"request {kind}: {first_line(error.__cause__ or error)}".rstrip(": ")) from None
+
+
+def _status_error(error: openai.APIStatusError) -> StatusError:
+    body = error.body
+    message = (body.get("message") if isinstance(body, dict) else None) or error.message
     try:
-        retry_after = float(response.headers["retry-after"])
+        retry_after = float(error.response.headers["retry-after"])
     except (KeyError, ValueError):
         retry_after = None
-    return StatusError(response.status_code, str(message), retry_after)
-
-
-def _transport_error(error: httpx2.HTTPError) -> TransportError:
-    kind = "timed out" if isinstance(error, httpx2.TimeoutException) else "failed"
-    return TransportError(f"request {kind}: {type(error).__name__}: {error}".rstrip(": "))
+    return StatusError(error.status_code, str(message)[:300], retry_after)

@@ -44,13 +44,13 @@ class InvalidOutput(EndpointError):
     """The model's output did not validate, after every re-ask allowed."""
 
 
-def _chain(error: BaseException | None):
-    """``error`` and the errors it was raised from, each once."""
+def causes(error: BaseException | None):
+    """``error`` and the errors it was raised from or while handling, each once."""
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
         yield error
-        error = error.__cause__
+        error = error.__cause__ or error.__context__
 
 
 def first_line(error: BaseException) -> str:
@@ -84,7 +84,7 @@ _REFUSAL_HINTS = {
 
 
 def refusal(error: BaseException, stage: str, settings: LLMSettings) -> EndpointRefused | None:
-    for cause in _chain(error):
+    for cause in causes(error):
         if isinstance(cause, StatusError) and cause.status_code in _REFUSAL_HINTS:
             what, fix = _REFUSAL_HINTS[cause.status_code]
             if stage == "embedding":
@@ -119,7 +119,7 @@ class BudgetExhausted(LLMError):
 def describe(error: BaseException) -> str:
     """A short, key-free description: the endpoint's error behind a wrapper, cut to a
     readable length."""
-    for current in _chain(error):
+    for current in causes(error):
         if isinstance(current, StatusError):
             return f"HTTP {current.status_code}: {current.message[:300]}"
         if isinstance(current, EndpointError):
@@ -129,4 +129,4 @@ def describe(error: BaseException) -> str:
 
 def transport_error(error: BaseException) -> BaseException | None:
     """The retryable failure behind ``error`` (a rate limit, a server error, no answer), if any."""
-    return next((cause for cause in _chain(error) if retryable(cause)), None)
+    return next((cause for cause in causes(error) if retryable(cause)), None)
