@@ -128,12 +128,15 @@ def _confirmation(yes: bool):
     (a script, a pipe) refuses."""
 
     def confirm(deletion) -> bool:
+        from .storage.snapshot import RESTORE_DAYS
+
         if yes:
             return True
         if not sys.stdin.isatty():
             return False
         print("this pass would delete:", *deletion.lines(), sep="\n")
-        return input("delete them (recoverable with --restore for 7 days)? [y/N] ").strip().lower() in ("y", "yes")
+        answer = input(f"delete them (recoverable with --restore for {RESTORE_DAYS} days)? [y/N] ")
+        return answer.strip().lower() in ("y", "yes")
 
     return confirm
 

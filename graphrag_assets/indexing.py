@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -257,11 +258,11 @@ def plan_index(
 
 def _kept_lines(kept: list[str], folder_of: dict[str, str | None]) -> list[str]:
     """One line per corpus and folder of the sources a pass leaves alone."""
-    groups: dict[tuple[str, str], int] = {}
+    groups: Counter[tuple[str, str]] = Counter()
     for key in kept:
         folder = folder_of.get(key)
         origin = "restored from a snapshot" if folder and folder.startswith(RESTORED_PREFIX) else f"read from {folder}"
-        groups[(corpus_of_partition(key), origin)] = groups.get((corpus_of_partition(key), origin), 0) + 1
+        groups[(corpus_of_partition(key), origin)] += 1
     return [
         f"corpus {corpus}: {n} source(s) {origin}, not in this input, kept (--prune removes them)"
         for (corpus, origin), n in sorted(groups.items())

@@ -26,7 +26,7 @@ from graphrag_common.ids import content_hash, stable_id
 from graphrag_common.sentences import split_sentences
 from graphrag_common.tokens import DEFAULT_ENCODING, get_encoding
 
-from .content import content_text, wrapping_spans
+from .content import Wrapping, content_text, wrapping_spans
 from .inputs import given_title
 
 ChunkingMode = Literal["tokens", "sentences"]
@@ -118,10 +118,16 @@ def chunk_text(text: str, settings: ChunkingSettings = ChunkingSettings()) -> li
     return [chunk for chunk in chunks if chunk.strip()]
 
 
-def chunk_documents(documents: pl.DataFrame, settings: ChunkingSettings = ChunkingSettings()) -> pl.DataFrame:
+def chunk_documents(
+    documents: pl.DataFrame,
+    settings: ChunkingSettings = ChunkingSettings(),
+    wrapping: dict[str, list[Wrapping]] | None = None,
+) -> pl.DataFrame:
     """Text units of the documents. A unit's id hashes its document id, its text and the
     occurrence number of that text in the document: stable for unchanged content, and
-    identical chunks in different documents (or twice in one) never collide."""
+    identical chunks in different documents (or twice in one) never collide. ``wrapping``:
+    the documents' spans that are not content (``content.wrapping_by_document``), when the
+    caller found them already."""
     encoding = get_encoding(settings.encoding)
     rows = []
     for document in documents.iter_rows(named=True):
@@ -130,7 +136,8 @@ def chunk_documents(documents: pl.DataFrame, settings: ChunkingSettings = Chunki
         header = f"{title}\n\n" if title else ""
         text = document["text"]
         if not settings.keep_wrapping:
-            text = content_text(text, wrapping_spans(text))
+            spans = wrapping[document["id"]] if wrapping is not None else wrapping_spans(text)
+            text = content_text(text, spans)
         for index, window in enumerate(chunk_text(text, settings)):
             chunk = header + window
             occurrence = seen[chunk]

@@ -119,8 +119,14 @@ def content_text(text: str, spans: list[Wrapping]) -> str:
     return "\n\n".join(piece for piece in pieces if piece.strip())
 
 
-def wrapping_rows(documents: pl.DataFrame) -> pl.DataFrame:
-    """One ``document_wrapping`` row per span left out of each document."""
+def wrapping_by_document(documents: pl.DataFrame) -> dict[str, list[Wrapping]]:
+    """document id -> the spans of its text that are not content."""
+    return {document["id"]: wrapping_spans(document["text"]) for document in documents.iter_rows(named=True)}
+
+
+def wrapping_rows(documents: pl.DataFrame, wrapping: dict[str, list[Wrapping]]) -> pl.DataFrame:
+    """One ``document_wrapping`` row per span left out of each document (``wrapping``:
+    ``wrapping_by_document`` of them)."""
     rows = [
         {
             "corpus": document["corpus"],
@@ -133,7 +139,7 @@ def wrapping_rows(documents: pl.DataFrame) -> pl.DataFrame:
             "excerpt": " ".join(document["text"][span.start : span.end].split())[:120],
         }
         for document in documents.iter_rows(named=True)
-        for span in wrapping_spans(document["text"])
+        for span in wrapping[document["id"]]
     ]
     return pl.DataFrame(rows, schema=WRAPPING_COLUMNS)
 

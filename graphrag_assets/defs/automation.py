@@ -49,7 +49,12 @@ class DepsNewerThanSelf(AutomationCondition):
         graph = context.asset_graph
         parents = sorted(k for k in graph.get(context.key).parent_keys if graph.has(k))
         own = latest_of(context.key)
-        per_corpus = _partitions_name(graph, context.key) == corpus_partitions.name
+        # Parents partitioned by source, read per corpus: only the corpus's own keys count.
+        by_source = (
+            {parent for parent in parents if _partitions_name(graph, parent) == source_partitions.name}
+            if _partitions_name(graph, context.key) == corpus_partitions.name
+            else set()
+        )
         outdated = set()
         for partition in context.candidate_subset.expensively_compute_asset_partitions():
             single = view.get_asset_subset_from_asset_partitions(context.key, {partition})
@@ -58,8 +63,7 @@ class DepsNewerThanSelf(AutomationCondition):
                     latest_of(parent).get(key, 0)
                     for parent in parents
                     for key in single.compute_mapped_subset(parent, direction="up").expensively_compute_partition_keys()
-                    if not (per_corpus and _partitions_name(graph, parent) == source_partitions.name)
-                    or corpus_of_partition(key) == partition.partition_key
+                    if parent not in by_source or corpus_of_partition(key) == partition.partition_key
                 ),
                 default=0,
             )

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from pathlib import Path
 
 import duckdb
@@ -174,9 +175,7 @@ def _held_deletions(plan: SourcePlan, seen: dict[str, str], registered: set[str]
     """(the files the sensor does not delete although they are gone, why): those of a corpus
     whose folder vanished, and all deletions beyond what a pass deletes unasked (counted in
     files: the sensor never opens the index), taken out of ``plan.deleted``."""
-    files_of: dict[str, int] = {}
-    for key in seen:
-        files_of[corpus_of_partition(key)] = files_of.get(corpus_of_partition(key), 0) + 1
+    files_of = Counter(corpus_of_partition(key) for key in seen)
     gone: dict[str, list[str]] = {}
     for key in plan.deleted:
         gone.setdefault(corpus_of_partition(key), []).append(key)

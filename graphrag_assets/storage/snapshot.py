@@ -55,7 +55,8 @@ def pointer_path(location: IndexLocation | str | Path) -> Path:
 
 
 def restore_points_path(location: IndexLocation | str | Path) -> Path:
-    return pointer_path(location).with_name(pointer_path(location).name.replace(".published.json", ".restore.json"))
+    pointer = pointer_path(location)
+    return pointer.with_name(pointer.name.replace(".published.json", ".restore.json"))
 
 
 def restore_points(location: IndexLocation | str | Path) -> list[dict]:

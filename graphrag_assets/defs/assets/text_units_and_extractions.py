@@ -46,7 +46,7 @@ from pydantic import Field
 from graphrag_common.ids import keep_short_ids
 
 from ...core.chunking import chunk_documents
-from ...core.content import WRAPPING_COLUMNS, wrapping_rows
+from ...core.content import WRAPPING_COLUMNS, wrapping_by_document, wrapping_rows
 from ...core.extraction.offline import extract_offline
 from ...core.inputs import given_title
 from ...core.shards import balanced_shards
@@ -165,8 +165,9 @@ def chunk_sources(
     """The text units of these sources' documents (``docs``), the sources' rows saying so,
     and what was left out of them as not their content (``document_wrapping`` rows)."""
     docs = docs.filter(pl.col("source_partition").is_in(sources))
-    wrapping = pl.DataFrame(schema=WRAPPING_COLUMNS) if settings.keep_wrapping else wrapping_rows(docs)
-    units = chunk_documents(docs, settings.chunking()).with_columns(
+    spans = None if settings.keep_wrapping else wrapping_by_document(docs)  # found once, for both
+    wrapping = pl.DataFrame(schema=WRAPPING_COLUMNS) if spans is None else wrapping_rows(docs, spans)
+    units = chunk_documents(docs, settings.chunking(), spans).with_columns(
         pl.lit([], pl.List(pl.String)).alias("entity_ids"), pl.lit([], pl.List(pl.String)).alias("relationship_ids")
     )
     units = conform(TABLES["text_units"], keep_short_ids(units, store.short_ids("text_units", [corpus])))
