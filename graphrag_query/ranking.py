@@ -41,6 +41,7 @@ class MentionGraph:
     names_per_unit: np.ndarray
     by_first_token: dict[str, list[tuple[tuple[str, ...], int]]]
     cjk_names: list[tuple[str, int]]
+    types: dict[tuple[str, ...], str]  # a name's tokens -> its entity type
 
     @classmethod
     def build(
@@ -56,7 +57,9 @@ class MentionGraph:
         the graph build pruned as rare still link the text units that share them, and
         those rare names are the most telling links of all."""
         links = [entities.select(pl.col("text_unit_ids").alias("text_unit_id"), "name_key").explode("text_unit_id")]
+        typed = [entities.select("name_key", "type")]
         if records is not None and not records.is_empty():
+            typed.append(records.select("name_key", "type"))
             mapped = records.select("text_unit_id", "name_key")
             if merges is not None and not merges.is_empty():
                 into = merges.filter(~pl.col("rejected")).select("name_key", "merged_into_key")
@@ -90,6 +93,9 @@ class MentionGraph:
             tokens = name_tokens(key)
             if tokens:
                 by_first_token[tokens[0]].append((tokens, position))
+        # The merged entity's type first, else the type its mentions were extracted with.
+        first_types = pl.concat(typed).drop_nulls().unique("name_key", keep="first", maintain_order=True)
+        types = {name_tokens(key): kind for key, kind in first_types.iter_rows()}
         units_per_name = np.bincount(name_of_edge, minlength=len(name_keys)).astype(np.float64)
         names_per_unit = np.bincount(unit_of_edge, minlength=len(unit_ids)).astype(np.float64)
         return cls(
@@ -101,7 +107,22 @@ class MentionGraph:
             names_per_unit,
             dict(by_first_token),
             cjk_names,
+            types,
         )
+
+    def type_of(self, name: str) -> str | None:
+        """The entity type of a name as written, if the index extracted it."""
+        return self.types.get(name_tokens(name))
+
+    def knows(self, name: str) -> bool:
+        return name_tokens(name) in self.types
+
+    def prevalence(self, name: str) -> float:
+        """The share of the text units that mention the name (0 for a name not in the index)."""
+        found = list(self.mentions_in(name))
+        if len(found) != 1 or not self.unit_ids:
+            return 0.0
+        return float(self.units_per_name[found[0]]) / len(self.unit_ids)
 
     def names_in(self, question: str) -> dict[int, float]:
         """Names the question contains, each weighted by its specificity: a name in few
