@@ -186,22 +186,22 @@ def _number_spans(tokens: list[tuple[str, int, int]]) -> list[_Span]:
 
 
 def _time_spans(sentence: str, tokens: list[tuple[str, int, int]], names: list[_Span]) -> list[_Span]:
-    """Dates as written: years, "12 March 1950", "March 1950", weekdays, and named days
+    """Dates as written: years, "12 March 1950", "March 851", weekdays, and named days
     ("Christmas Eve")."""
-    spans = [s for s in names if fold(tokens[s.end - 1][0]) in _TIME_HEADS or fold(tokens[s.start][0]) in _MONTHS]
+    spans = [s for s in names if fold(tokens[s.end - 1][0]) in _TIME_HEADS]
     taken = {i for s in spans for i in range(s.start, s.end)}
     i = 0
     while i < len(tokens):
         token = fold(tokens[i][0])
-        if i in taken or not (_YEAR.match(token) or token in _MONTHS or token in _WEEKDAYS):
+        month = token in _MONTHS
+        if i in taken or not (_YEAR.match(token) or month or token in _WEEKDAYS):
             i += 1
             continue
         start, end = i, i + 1
-        if start > 0 and tokens[start - 1][0].isdigit() and len(tokens[start - 1][0]) <= 2:
+        if month and start > 0 and tokens[start - 1][0].isdigit() and len(tokens[start - 1][0]) <= 2:
             start -= 1  # "12 March"
-        while end < len(tokens) and (
-            _YEAR.match(tokens[end][0]) or (tokens[end][0].isdigit() and len(tokens[end][0]) <= 2)
-        ):
+        # "March 12, 1950", "20 March 851": a day and a year of any length after a month.
+        while end < len(tokens) and tokens[end][0].isdigit() and (month or _YEAR.match(tokens[end][0])):
             end += 1
         spans.append(_Span(sentence[tokens[start][1] : tokens[end - 1][2]], start, end))
         i = end
@@ -231,7 +231,7 @@ BRIDGE_DISCOUNT = 0.9  # a two-hop answer rests on two sentences: on a tie the o
 PREVIOUS_SENTENCE_SHARE = 0.85  # coverage read with the sentence before ("He ..."): discounted
 REPEAT_SHARE = 0.3  # what each further supporting sentence adds to a phrase's best score
 REPEATS = 2  # how many further sentences count: a name found everywhere is not thereby the answer
-MIN_BRIDGE_GAIN = 0.25  # the share of the question the second sentence must add to the first's
+MIN_BRIDGE_GAIN = 0.15  # the share of the question the second sentence must add to the first's
 TOP_SENTENCES = 25
 TOP_BRIDGE_SENTENCES = 8
 
@@ -342,12 +342,13 @@ def state_answer(
             record(span, i, score, Statement(span.text, Support(*candidates[i])))
     # Two hops: a name of a well-covering sentence, followed to the sentences that spell it
     # and cover more of the question together with the first.
+    folded = [sentence.casefold() for sentence, _ in candidates]
     for i in ranked[:TOP_BRIDGE_SENTENCES]:
         _, _, bridges = parse(i)
         for bridge in bridges:
             spelled = bridge.text.casefold()
             for j, (sentence, citation) in enumerate(candidates):
-                if j == i or spelled not in sentence.casefold():
+                if j == i or spelled not in folded[j]:
                     continue
                 together = scorer.coverage_terms(terms[i] | terms[j])
                 if together < support[i] + MIN_BRIDGE_GAIN:
@@ -357,7 +358,8 @@ def state_answer(
                 for span in found:
                     if bridge.key in span.key or span.key in bridge.key:
                         continue
-                    score = BRIDGE_DISCOUNT * together * _closeness(span, anchors) * fit(span)
+                    specific = 1 - prevalence(bridge.text)  # a name found everywhere links nothing
+                    score = BRIDGE_DISCOUNT * specific * together * _closeness(span, anchors) * fit(span)
                     record(
                         span,
                         j,
@@ -375,12 +377,17 @@ def state_answer(
     return _with_alias(max(best.values(), key=lambda found: found[0])[1])
 
 
+_BRACKETED = r"\s*\(\s*[\"“']?{}[\"”']?\s*\)"
+
+
 def _with_alias(statement: Statement) -> Statement:
     """The answer with the other name its sentence gives it in brackets, as in a list of
     characters or a biography's first line: 'Tim Cratchit ("Tiny Tim")'."""
-    match = re.search(
-        re.escape(statement.answer) + r"\s*\(\s*[\"“']?([^()\"”']{2,60})[\"”']?\s*\)", statement.support.sentence
-    )
-    if match is None or not match.group(1)[:1].isupper():
-        return statement
-    return replace(statement, answer=f"{statement.answer} ({match.group(1).strip()})")
+    sentence, answer = statement.support.sentence, re.escape(statement.answer)
+    after = re.search(answer + _BRACKETED.format(r"([^()\"”']{2,60})"), sentence)
+    if after is not None and after.group(1)[:1].isupper():
+        return replace(statement, answer=f"{statement.answer} ({after.group(1).strip()})")
+    before = re.search(r"((?:[A-Z][\w.'’-]*\s+){0,3}[A-Z][\w'’-]*)" + _BRACKETED.format(answer), sentence)
+    if before is not None:
+        return replace(statement, answer=f"{before.group(1)} ({statement.answer})")
+    return statement
