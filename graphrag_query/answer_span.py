@@ -75,6 +75,25 @@ class Statement:
         )
 
 
+_NEXT_QUESTION = re.compile(r",?\s+and\s+(?=(?:who|whom|what|when|where|which|how)\b)|(?<=\?)\s+", re.IGNORECASE)
+
+
+def question_parts(question: str) -> list[str]:
+    """The questions a question asks: "Who gave the ball, and who was the other apprentice
+    there?" asks two, each answered by its own phrase."""
+    return [part.strip() for part in _NEXT_QUESTION.split(question) if part.strip()]
+
+
+def state_answers(question: str, candidates: Sequence[tuple[str, str]], **names) -> list[Statement]:
+    """``state_answer`` for each part of the question (``question_parts``), in order; the
+    parts no phrase answers are left out."""
+    sentences = [sentence for sentence, _ in candidates]
+    found = (
+        state_answer(part, candidates, RelevanceScorer(part, sentences), **names) for part in question_parts(question)
+    )
+    return [statement for statement in found if statement is not None]
+
+
 def expected_kind(question: str) -> str | None:
     """The kind of phrase the question asks for, from its form; None when it asks for an
     explanation or a description ("Why ...", "What does ... do")."""
@@ -227,6 +246,7 @@ _TYPE_FIT = {
 }
 _UNTYPED_FIT = 0.7
 OFF_FOCUS_SHARE = 0.7  # a sentence without the question's focus word supports less
+UNGROUNDED_SHARE = 0.5  # nor does one naming nothing the question names
 BRIDGE_DISCOUNT = 0.9  # a two-hop answer rests on two sentences: on a tie the one-hop wins
 PREVIOUS_SENTENCE_SHARE = 0.85  # coverage read with the sentence before ("He ..."): discounted
 REPEAT_SHARE = 0.3  # what each further supporting sentence adds to a phrase's best score
@@ -246,13 +266,20 @@ class _Question:
     def __init__(self, question: str, scorer: RelevanceScorer):
         tokens = _tokens(question)
         self.words = set(_stems(question))
-        self.names = [_stems(run.text) for run in _name_runs(question, tokens, lambda text: True)]
+        runs = _name_runs(question, tokens, lambda text: True)
+        self.names = [_stems(run.text) for run in runs]
+        self.spelled = [run.text.casefold() for run in runs]
         self.terms = set(scorer.question_terms)
         # The focus: the first word the question asks about beyond the names it gives
         # ("Scrooge's *nephew*", "Which *spirit* ..."); the answer stands beside it.
         named = {stem for name in self.names for stem in name}
         in_order = [stem for stem in _stems(question) if stem in self.terms and stem not in named]
         self.focus = in_order[0] if in_order else None
+
+    def grounded(self, folded_sentence: str) -> bool:
+        """The sentence names something the question names (or the question names nothing):
+        the sentence about another film's director does not answer for this one's."""
+        return not self.spelled or any(name in folded_sentence for name in self.spelled)
 
     def asked(self, span: _Span) -> bool:
         """The phrase is (part of) what the question names, not an answer to it."""
@@ -265,11 +292,11 @@ class _Question:
             stems[-len(name) :] == name or (len(name) > 1 and stems[: len(name)] == name) for name in self.names if name
         )
 
-    def anchors(self, tokens: list[tuple[str, int, int]]) -> tuple[list[int], bool]:
-        """Positions of the question's words in a sentence: the focus's alone when the
-        sentence has it (True), else every question word's (False)."""
+    def anchors(self, tokens: list[tuple[str, int, int]], by_focus: bool) -> tuple[list[int], bool]:
+        """Positions of the question's words in a sentence: with ``by_focus``, the focus's
+        alone when the sentence has it (True), else every question word's (False)."""
         stems = [next(iter(search_terms(token)), "") for token, _, _ in tokens]
-        focus = [i for i, stem in enumerate(stems) if stem == self.focus]
+        focus = [i for i, stem in enumerate(stems) if stem == self.focus] if by_focus else []
         if focus:
             return focus, True
         return [i for i, stem in enumerate(stems) if stem in self.terms], False
@@ -300,13 +327,16 @@ def state_answer(
         return None
     asked = _Question(question, scorer)
     terms = [term_set(sentence) for sentence, _ in candidates]
-    support = []
+    folded = [sentence.casefold() for sentence, _ in candidates]
+    support, grounded = [], []
     for i, (_, citation) in enumerate(candidates):
         own = scorer.coverage_terms(terms[i])
         with_previous = 0.0
-        if i and candidates[i - 1][1] == citation:
+        follows = i > 0 and candidates[i - 1][1] == citation
+        if follows:
             with_previous = PREVIOUS_SENTENCE_SHARE * scorer.coverage_terms(terms[i] | terms[i - 1])
         support.append(max(own, with_previous))
+        grounded.append(asked.grounded(folded[i]) or (follows and asked.grounded(folded[i - 1])))
     ranked = sorted((i for i in range(len(candidates)) if support[i] > 0), key=lambda i: -support[i])[:TOP_SENTENCES]
     if not ranked:
         return None
@@ -335,15 +365,18 @@ def state_answer(
 
     for i in ranked:
         tokens, found, _ = parse(i)
-        anchors, beside_focus = asked.anchors(tokens)
-        placed = 1.0 if beside_focus else OFF_FOCUS_SHARE
+        # A person or a name stands beside the noun asked for ("Scrooge's *nephew*"); a place,
+        # date or number beside any of the question's words ("born in").
+        by_focus = kind in (PERSON, NAME)
+        anchors, beside_focus = asked.anchors(tokens, by_focus)
+        placed = 1.0 if beside_focus or not by_focus else OFF_FOCUS_SHARE
+        placed *= 1.0 if grounded[i] else UNGROUNDED_SHARE
         for span in found:
             score = support[i] * placed * _closeness(span, anchors) * fit(span)
             record(span, i, score, Statement(span.text, Support(*candidates[i])))
     # Two hops: a name of a well-covering sentence, followed to the sentences that spell it
     # and cover more of the question together with the first.
-    folded = [sentence.casefold() for sentence, _ in candidates]
-    for i in ranked[:TOP_BRIDGE_SENTENCES]:
+    for i in [i for i in ranked if grounded[i]][:TOP_BRIDGE_SENTENCES]:
         _, _, bridges = parse(i)
         for bridge in bridges:
             spelled = bridge.text.casefold()

@@ -12,7 +12,7 @@ from functools import lru_cache
 from graphrag_common.lexical import has_cjk
 from graphrag_common.sentences import split_sentences
 
-from .answer_span import state_answer
+from .answer_span import state_answers
 from .relevance import RelevanceScorer
 from .result import EXTRACTIVE_LABEL, NO_DATA_ANSWER
 
@@ -120,9 +120,7 @@ def compose(
         return NO_DATA_ANSWER
     lines = [EXTRACTIVE_LABEL]
     names = {"type_of": graph.type_of, "known": graph.knows, "prevalence": graph.prevalence} if graph else {}
-    statement = state_answer(question, candidates, scorer, **names)
-    if statement is not None:
-        lines.append(statement.line())
+    lines += [statement.line() for statement in state_answers(question, candidates, **names)]
     if lead:
         lines.append(lead)
     lines += [f"- {sentence} [Data: {citation}]" for sentence, citation, _ in picked]
