@@ -47,6 +47,10 @@ _TITLES = {"Mr", "Mrs", "Ms", "Dr", "St", "Sr", "Jr", "Prof", "Rev", "Gen", "Col
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _YEAR = re.compile(r"^(1[0-9]{3}|20[0-9]{2})$")
+_RANGE_DASH = re.compile(r"^\s*(?:[-–—]|to|until)\s*$")
+# Question words that ask for the end of a span of dates, or its start.
+_ENDS = set(search_terms("die died death dies end ended until"))
+_STARTS = set(search_terms("born birth begin began start started founded"))
 
 
 @dataclass(frozen=True)
@@ -89,9 +93,54 @@ def state_answers(question: str, candidates: Sequence[tuple[str, str]], **names)
     parts no phrase answers are left out."""
     sentences = [sentence for sentence, _ in candidates]
     found = (
-        state_answer(part, candidates, RelevanceScorer(part, sentences), **names) for part in question_parts(question)
+        compare_options(part, candidates, **names)
+        if _choice(part)
+        else state_answer(part, candidates, RelevanceScorer(part, sentences), **names)
+        for part in question_parts(question)
     )
     return [statement for statement in found if statement is not None]
+
+
+_EARLIER = set(search_terms("first earlier earliest older oldest before sooner"))
+_LATER = set(search_terms("later last latest younger youngest recent recently after newer"))
+_OPTIONS = re.compile(
+    r"^(?P<head>.+?)(?:,\s*|\s+out of\s+|\s+between\s+)(?P<a>[^,]+?)\s+(?:or|and)\s+(?P<b>[^,?]+?)\s*\??\s*$",
+    re.IGNORECASE,
+)
+
+
+def _choice(question: str) -> re.Match | None:
+    """The question's head and options when it chooses between two by date."""
+    match = _OPTIONS.match(question.strip())
+    if match is None or not set(search_terms(match["head"])) & (_EARLIER | _LATER):
+        return None
+    return match
+
+
+def compare_options(question: str, candidates: Sequence[tuple[str, str]], **names) -> Statement | None:
+    """A question choosing by date between two options ("Which film came out first, A or
+    B?", "Who was born later, A or B?"): each option's date, read as a date question about
+    it (through a bridge when the date belongs to the option's director or performer), and
+    the option the comparison picks. None when the question is no such choice or a date
+    is missing."""
+    match = _choice(question)
+    if match is None:
+        return None
+    pick = min if set(search_terms(match["head"])) & _EARLIER else max
+    head = " ".join(w for w in match["head"].split() if not set(search_terms(w)) & (_EARLIER | _LATER))
+    sentences = [sentence for sentence, _ in candidates]
+    dated = []
+    for option in (match["a"].strip(), match["b"].strip()):
+        asked = f"{head} {option}"
+        statement = state_answer(asked, candidates, RelevanceScorer(asked, sentences), kind=TIME, **names)
+        years = re.findall(r"\d{3,4}", statement.answer) if statement else []
+        if not years:
+            return None
+        dated.append((int(years[-1]), option, statement))
+    (_, winner, chosen), (_, loser, other) = sorted(dated, key=lambda item: item[0], reverse=pick is max)
+    if dated[0][0] == dated[1][0]:
+        return None  # the same year: the comparison needs more than years
+    return replace(chosen, answer=f"{winner} ({chosen.answer}; {loser}: {other.answer})")
 
 
 def expected_kind(question: str) -> str | None:
@@ -130,6 +179,9 @@ class _Span:
     text: str
     start: int  # token positions in the sentence
     end: int
+    # A date that opens (-1) or closes (+1) a span of dates ("1 May 1900 – 2 June 1960"):
+    # a birth and a death, a reign, a run of years.
+    in_range: int = 0
 
     @property
     def key(self) -> str:
@@ -220,10 +272,20 @@ def _time_spans(sentence: str, tokens: list[tuple[str, int, int]], names: list[_
         if month and start > 0 and tokens[start - 1][0].isdigit() and len(tokens[start - 1][0]) <= 2:
             start -= 1  # "12 March"
         # "March 12, 1950", "20 March 851": a day and a year of any length after a month.
-        while end < len(tokens) and tokens[end][0].isdigit() and (month or _YEAR.match(tokens[end][0])):
+        while (
+            end < len(tokens)
+            and tokens[end][0].isdigit()
+            and (month or _YEAR.match(tokens[end][0]))
+            and not sentence[tokens[end - 1][2] : tokens[end][1]].strip(" ,")
+        ):
             end += 1
         spans.append(_Span(sentence[tokens[start][1] : tokens[end - 1][2]], start, end))
         i = end
+    spans.sort(key=lambda span: span.start)
+    for n in range(len(spans) - 1):
+        first, second = spans[n], spans[n + 1]
+        if _RANGE_DASH.match(sentence[tokens[first.end - 1][2] : tokens[second.start][1]]):
+            spans[n], spans[n + 1] = replace(first, in_range=-1), replace(second, in_range=1)
     return spans
 
 
@@ -252,6 +314,7 @@ PREVIOUS_SENTENCE_SHARE = 0.85  # coverage read with the sentence before ("He ..
 REPEAT_SHARE = 0.3  # what each further supporting sentence adds to a phrase's best score
 REPEATS = 2  # how many further sentences count: a name found everywhere is not thereby the answer
 MIN_BRIDGE_GAIN = 0.15  # the share of the question the second sentence must add to the first's
+WRONG_END_SHARE = 0.3  # the birth date of a question about a death
 TOP_SENTENCES = 25
 TOP_BRIDGE_SENTENCES = 8
 
@@ -317,12 +380,14 @@ def state_answer(
     type_of: Callable[[str], str | None] = lambda name: None,
     known: Callable[[str], bool] = lambda name: False,
     prevalence: Callable[[str], float] = lambda name: 0.0,
+    kind: str | None = None,
 ) -> Statement | None:
     """The phrase that answers ``question`` among the (sentence, citation) ``candidates``
     (in evidence order), or None when the question asks for no phrase or none fits.
     ``type_of`` gives the index's entity type of a name, ``known`` whether the index holds
-    it, ``prevalence`` the share of the collection's text units that mention it."""
-    kind = expected_kind(question)
+    it, ``prevalence`` the share of the collection's text units that mention it; ``kind``
+    the kind of phrase asked for, when not the question's form (``expected_kind``)."""
+    kind = kind or expected_kind(question)
     if kind is None or not candidates:
         return None
     asked = _Question(question, scorer)
@@ -346,6 +411,12 @@ def state_answer(
         is found in (the story's setting or a country named everywhere answers little)."""
         fitting = _TYPE_FIT[kind].get(type_of(span.text) or "", _UNTYPED_FIT) if kind in _TYPE_FIT else 1.0
         return fitting * (1 - prevalence(span.text))
+
+    wants_end = 1 if asked.terms & _ENDS else -1 if asked.terms & _STARTS else 0
+
+    def end_fit(span: _Span) -> float:
+        """Of "1 May 1900 – 2 June 1960", the second date answers when someone died."""
+        return 1.0 if not span.in_range or not wants_end or span.in_range == wants_end else WRONG_END_SHARE
 
     # Per phrase, its best score in each sentence it was read from.
     scores: dict[str, dict[int, tuple[float, Statement]]] = defaultdict(dict)
@@ -372,7 +443,7 @@ def state_answer(
         placed = 1.0 if beside_focus or not by_focus else OFF_FOCUS_SHARE
         placed *= 1.0 if grounded[i] else UNGROUNDED_SHARE
         for span in found:
-            score = support[i] * placed * _closeness(span, anchors) * fit(span)
+            score = support[i] * placed * _closeness(span, anchors) * fit(span) * end_fit(span)
             record(span, i, score, Statement(span.text, Support(*candidates[i])))
     # Two hops: a name of a well-covering sentence, followed to the sentences that spell it
     # and cover more of the question together with the first.
@@ -392,7 +463,9 @@ def state_answer(
                     if bridge.key in span.key or span.key in bridge.key:
                         continue
                     specific = 1 - prevalence(bridge.text)  # a name found everywhere links nothing
-                    score = BRIDGE_DISCOUNT * specific * together * _closeness(span, anchors) * fit(span)
+                    score = (
+                        BRIDGE_DISCOUNT * specific * together * _closeness(span, anchors) * fit(span) * end_fit(span)
+                    )
                     record(
                         span,
                         j,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from graphrag_query.answer_span import NAME, NUMBER, PERSON, PLACE, TIME, expected_kind, state_answer
+from graphrag_query.answer_span import NAME, NUMBER, PERSON, PLACE, TIME, expected_kind, state_answer, state_answers
 from graphrag_query.relevance import RelevanceScorer
 
 
@@ -93,3 +93,51 @@ def test_the_other_name_in_brackets_is_given_with_the_answer():
 def test_no_phrase_is_stated_for_a_question_that_asks_for_an_explanation_or_has_no_fitting_phrase():
     assert _answer("Why did the storm of 1931 wreck the pier?", DISTRACTORS) is None
     assert _answer("Who repaired the Zorblax engine?", DISTRACTORS) is None
+
+
+def _answers(question, sentences, **names):
+    return state_answers(question, [(sentence, f"Sources ({n})") for n, sentence in enumerate(sentences)], **names)
+
+
+def test_a_death_date_is_the_second_date_of_a_life_span():
+    statement = _answer(
+        "When did Ermengarde of Tours die?",
+        [*DISTRACTORS, "Ermengarde of Tours (1 May 804 – 20 March 851) was the queen of the Franks."],
+    )
+    assert statement.answer == "20 March 851"
+
+
+def test_a_choice_by_date_between_two_options_names_the_option_with_both_dates():
+    films = [
+        *DISTRACTORS,
+        "Grey Coast is a 1961 Norwegian film directed by Tomas Berg.",
+        "Blue Harbour is a 1954 Italian drama film directed by Lucia Ferro.",
+    ]
+    (statement,) = _answers("Which film came out first, Grey Coast or Blue Harbour?", films)
+    assert statement.answer == "Blue Harbour (1954; Grey Coast: 1961)"
+    assert statement.support.sentence.startswith("Blue Harbour is a 1954")
+    (later,) = _answers("Which film came out later, Grey Coast or Blue Harbour?", films)
+    assert later.answer.startswith("Grey Coast (1961")
+
+
+def test_a_choice_through_each_options_director_reads_the_directors_dates():
+    (statement,) = _answers(
+        "Which film has the director who was born first, Grey Coast or Blue Harbour?",
+        [
+            *DISTRACTORS,
+            "Grey Coast is a 1961 Norwegian film directed by Tomas Berg.",
+            "Blue Harbour is a 1954 Italian drama film directed by Lucia Ferro.",
+            "Tomas Berg (born 3 April 1921) is a Norwegian director.",
+            "Lucia Ferro (born 9 June 1930) is an Italian director.",
+        ],
+    )
+    assert statement.answer == "Grey Coast (3 April 1921; Blue Harbour: 9 June 1930)"
+    assert statement.through == "Tomas Berg"
+
+
+def test_a_question_of_two_questions_gets_a_phrase_for_each():
+    statements = _answers(
+        "Who built Gullwing Pier, and when was it rebuilt?",
+        [*DISTRACTORS, "Gullwing Pier was built by Ada Lowry, an engineer from Leith."],
+    )
+    assert [s.answer for s in statements] == ["Ada Lowry", "1931"]
