@@ -68,14 +68,15 @@ class Statement:
     support: Support
     through: str | None = None
     bridge: Support | None = None
+    detail: str = ""  # what the answer was chosen over ("1954, against Grey Coast: 1961")
 
     def line(self) -> str:
+        stated = f"Answer: {self.answer}" + (f" — {self.detail}" if self.detail else "")
         quoted = f'"{self.support.sentence}" [Data: {self.support.citation}]'
         if self.bridge is None:
-            return f"Answer: {self.answer}, from {quoted}"
+            return f"{stated}, from {quoted}"
         return (
-            f'Answer: {self.answer}, through {self.through}: "{self.bridge.sentence}" '
-            f"[Data: {self.bridge.citation}], then {quoted}"
+            f'{stated}, through {self.through}: "{self.bridge.sentence}" [Data: {self.bridge.citation}], then {quoted}'
         )
 
 
@@ -140,7 +141,7 @@ def compare_options(question: str, candidates: Sequence[tuple[str, str]], **name
     (_, winner, chosen), (_, loser, other) = sorted(dated, key=lambda item: item[0], reverse=pick is max)
     if dated[0][0] == dated[1][0]:
         return None  # the same year: the comparison needs more than years
-    return replace(chosen, answer=f"{winner} ({chosen.answer}; {loser}: {other.answer})")
+    return replace(chosen, answer=winner, detail=f"{chosen.answer}, against {loser}: {other.answer}")
 
 
 def expected_kind(question: str) -> str | None:

@@ -114,10 +114,11 @@ def test_a_choice_by_date_between_two_options_names_the_option_with_both_dates()
         "Blue Harbour is a 1954 Italian drama film directed by Lucia Ferro.",
     ]
     (statement,) = _answers("Which film came out first, Grey Coast or Blue Harbour?", films)
-    assert statement.answer == "Blue Harbour (1954; Grey Coast: 1961)"
+    assert statement.answer == "Blue Harbour" and statement.detail == "1954, against Grey Coast: 1961"
+    assert statement.line().startswith("Answer: Blue Harbour — 1954, against Grey Coast: 1961, from")
     assert statement.support.sentence.startswith("Blue Harbour is a 1954")
     (later,) = _answers("Which film came out later, Grey Coast or Blue Harbour?", films)
-    assert later.answer.startswith("Grey Coast (1961")
+    assert later.answer == "Grey Coast"
 
 
 def test_a_choice_through_each_options_director_reads_the_directors_dates():
@@ -131,7 +132,7 @@ def test_a_choice_through_each_options_director_reads_the_directors_dates():
             "Lucia Ferro (born 9 June 1930) is an Italian director.",
         ],
     )
-    assert statement.answer == "Grey Coast (3 April 1921; Blue Harbour: 9 June 1930)"
+    assert (statement.answer, statement.detail) == ("Grey Coast", "3 April 1921, against Blue Harbour: 9 June 1930")
     assert statement.through == "Tomas Berg"
 
 
