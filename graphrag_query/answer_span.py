@@ -23,7 +23,7 @@ from graphrag_common.lexical import FUNCTION_WORDS, fold, search_terms
 
 from .relevance import RelevanceScorer, term_set
 
-PERSON, PLACE, TIME, NUMBER, NAME = "person", "place", "time", "number", "name"
+PERSON, PLACE, TIME, NUMBER, NAME, NATIONALITY = "person", "place", "time", "number", "name", "nationality"
 
 _NUMBER_WORDS = set(
     """one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
@@ -50,7 +50,7 @@ _YEAR = re.compile(r"^(1[0-9]{3}|20[0-9]{2})$")
 _RANGE_DASH = re.compile(r"^\s*(?:[-–—]|to|until)\s*$")
 # Question words that ask for the end of a span of dates, or its start.
 _ENDS = set(search_terms("die died death dies end ended until"))
-_STARTS = set(search_terms("born birth begin began start started founded"))
+_STARTS = set(search_terms("born birth begin began start started founded established opened built"))
 
 
 @dataclass(frozen=True)
@@ -105,15 +105,23 @@ def state_answers(question: str, candidates: Sequence[tuple[str, str]], **names)
 _EARLIER = set(search_terms("first earlier earliest older oldest before sooner"))
 _LATER = set(search_terms("later last latest younger youngest recent recently after newer"))
 _OPTIONS = re.compile(
-    r"^(?P<head>.+?)(?:,\s*|\s+out of\s+|\s+between\s+)(?P<a>[^,]+?)\s+(?:or|and)\s+(?P<b>[^,?]+?)\s*\??\s*$",
+    r"^(?P<head>.+?)(?:,\s*|\s+out of\s+|\s+between\s+)(?P<a>.+?)\s+(?:or|and)\s+(?P<b>[^?]+?)\s*\??\s*$",
+    re.IGNORECASE,
+)
+# "Was A or B born first?"
+_OPTIONS_FIRST = re.compile(
+    r"^(?P<verb>was|were|is|did)\s+(?P<a>.+?)\s+or\s+(?P<b>.+?)\s+(?P<head>(?:born|released|founded|established|"
+    r"published|made|formed|died)\b[^?]*?)\s*\??\s*$",
     re.IGNORECASE,
 )
 
 
 def _choice(question: str) -> re.Match | None:
-    """The question's head and options when it chooses between two by date."""
-    match = _OPTIONS.match(question.strip())
-    if match is None or not set(search_terms(match["head"])) & (_EARLIER | _LATER):
+    """The question's head and options when it chooses between two ("..., A or B?",
+    "Was A or B born first?")."""
+    text = question.strip()
+    match = _OPTIONS_FIRST.match(text) or _OPTIONS.match(text)
+    if match is None or not re.match(r"(?i)(which|who|was|were|is|did)\b", text):
         return None
     return match
 
@@ -125,9 +133,10 @@ def compare_options(question: str, candidates: Sequence[tuple[str, str]], **name
     the option the comparison picks. None when the question is no such choice or a date
     is missing."""
     match = _choice(question)
-    if match is None:
-        return None
-    pick = min if set(search_terms(match["head"])) & _EARLIER else max
+    head_terms = set(search_terms(match["head"])) if match else set()
+    if not head_terms & (_EARLIER | _LATER):
+        return None  # a choice, but not by date ("Who lived longer?"): no phrase stated
+    pick = min if head_terms & _EARLIER else max
     head = " ".join(w for w in match["head"].split() if not set(search_terms(w)) & (_EARLIER | _LATER))
     sentences = [sentence for sentence, _ in candidates]
     dated = []
@@ -158,6 +167,8 @@ def expected_kind(question: str) -> str | None:
         return NUMBER if following[:1] and following[0] in {"many", "much", "old"} else None
     if word == "when" or (word in {"what", "which"} and following[:1] and following[0] in _TIME_NOUNS):
         return TIME
+    if word in {"what", "which"} and following[:1] and following[0] == "nationality":
+        return NATIONALITY
     if word == "where" or (word in {"what", "which"} and following[:1] and following[0] in _PLACE_NOUNS):
         return PLACE
     rest = set(words[asks + 1 :])
@@ -183,6 +194,8 @@ class _Span:
     # A date that opens (-1) or closes (+1) a span of dates ("1 May 1900 – 2 June 1960"):
     # a birth and a death, a reign, a run of years.
     in_range: int = 0
+    adjective: bool = False  # a capitalised word used as an adjective ("an American director")
+    after: str = ""  # the word before the phrase, folded ("born in *Turin*")
 
     @property
     def key(self) -> str:
@@ -245,7 +258,17 @@ def _name_runs(sentence: str, tokens: list[tuple[str, int, int]], known: Callabl
             continue
         if all(fold(t) in _NUMBER_WORDS for t, _, _ in tokens[first:last]) or text in _TITLES:
             continue  # "pointed down to One": a number, not a name; "Mrs" alone: a title
-        spans.append(_Span(text, first, last))
+        if fold(tokens[first][0]) in _MONTHS | _WEEKDAYS:
+            continue  # "December 1945": a date
+        # A capitalised word before a lower-case one is most often an adjective ("an
+        # American director", "the Welsh language"), not the name of a place or person.
+        following = tokens[last][0] if last < len(tokens) else ""
+        adjective = (
+            following[:1].islower()
+            and fold(following) not in FUNCTION_WORDS
+            and not sentence[tokens[first][2] : tokens[last][1]].strip()
+        )
+        spans.append(_Span(text, first, last, adjective=adjective, after=fold(tokens[first - 1][0]) if first else ""))
     return spans
 
 
@@ -265,8 +288,9 @@ def _time_spans(sentence: str, tokens: list[tuple[str, int, int]], names: list[_
     i = 0
     while i < len(tokens):
         token = fold(tokens[i][0])
-        month = token in _MONTHS
-        if i in taken or not (_YEAR.match(token) or month or token in _WEEKDAYS):
+        named = _capitalised(tokens[i][0])  # "May 1950", not "they may"
+        month = named and token in _MONTHS
+        if i in taken or not (_YEAR.match(token) or month or (named and token in _WEEKDAYS)):
             i += 1
             continue
         start, end = i, i + 1
@@ -280,7 +304,8 @@ def _time_spans(sentence: str, tokens: list[tuple[str, int, int]], names: list[_
             and not sentence[tokens[end - 1][2] : tokens[end][1]].strip(" ,")
         ):
             end += 1
-        spans.append(_Span(sentence[tokens[start][1] : tokens[end - 1][2]], start, end))
+        if month and end - start > 1 or not month:  # a month alone dates nothing
+            spans.append(_Span(sentence[tokens[start][1] : tokens[end - 1][2]], start, end))
         i = end
     spans.sort(key=lambda span: span.start)
     for n in range(len(spans) - 1):
@@ -308,6 +333,10 @@ _TYPE_FIT = {
     PLACE: {"GEO": 1.0, "LOCATION": 1.0, "ORGANIZATION": 0.5, "PERSON": 0.25, "EVENT": 0.4},
 }
 _UNTYPED_FIT = 0.7
+ADJECTIVE_SHARE = 0.3  # "American" asked where someone was born
+NOT_ADJECTIVE_SHARE = 0.5  # "America" asked for a nationality
+NO_PREPOSITION_SHARE = 0.7  # a place not written "in/at/near/from X"
+_PLACE_PREPOSITIONS = {"in", "at", "near", "from", "to", "outside", "inside"}
 OFF_FOCUS_SHARE = 0.7  # a sentence without the question's focus word supports less
 UNGROUNDED_SHARE = 0.5  # nor does one naming nothing the question names
 BRIDGE_DISCOUNT = 0.9  # a two-hop answer rests on two sentences: on a tie the one-hop wins
@@ -316,6 +345,7 @@ REPEAT_SHARE = 0.3  # what each further supporting sentence adds to a phrase's b
 REPEATS = 2  # how many further sentences count: a name found everywhere is not thereby the answer
 MIN_BRIDGE_GAIN = 0.15  # the share of the question the second sentence must add to the first's
 WRONG_END_SHARE = 0.3  # the birth date of a question about a death
+NO_EVENT_SHARE = 0.3  # a date in a sentence without the event asked about
 TOP_SENTENCES = 25
 TOP_BRIDGE_SENTENCES = 8
 
@@ -408,16 +438,29 @@ def state_answer(
         return None
 
     def fit(span: _Span) -> float:
-        """How well the phrase fits the kind asked for, less the more of the collection it
-        is found in (the story's setting or a country named everywhere answers little)."""
+        """How well the phrase fits the kind asked for (its entity type, its use as an
+        adjective, the preposition before a place), less the more of the collection it is
+        found in (the story's setting or a country named everywhere answers little)."""
         fitting = _TYPE_FIT[kind].get(type_of(span.text) or "", _UNTYPED_FIT) if kind in _TYPE_FIT else 1.0
+        if kind == NATIONALITY:
+            fitting = 1.0 if span.adjective else NOT_ADJECTIVE_SHARE
+        elif span.adjective:
+            fitting *= ADJECTIVE_SHARE
+        if kind == PLACE and span.after not in _PLACE_PREPOSITIONS:
+            fitting *= NO_PREPOSITION_SHARE
         return fitting * (1 - prevalence(span.text))
 
     wants_end = 1 if asked.terms & _ENDS else -1 if asked.terms & _STARTS else 0
 
-    def end_fit(span: _Span) -> float:
-        """Of "1 May 1900 – 2 June 1960", the second date answers when someone died."""
-        return 1.0 if not span.in_range or not wants_end or span.in_range == wants_end else WRONG_END_SHARE
+    events = asked.terms & (_ENDS | _STARTS)
+
+    def end_fit(span: _Span, sentence_terms: frozenset[str]) -> float:
+        """Of "1 May 1900 – 2 June 1960", the second date answers when someone died; a date
+        in a sentence that says neither "born" nor "died", nor gives a life span, does not
+        answer when someone was born (it is more often a film's year)."""
+        if span.in_range:
+            return 1.0 if not wants_end or span.in_range == wants_end else WRONG_END_SHARE
+        return 1.0 if kind != TIME or not events or events & sentence_terms else NO_EVENT_SHARE
 
     # Per phrase, its best score in each sentence it was read from.
     scores: dict[str, dict[int, tuple[float, Statement]]] = defaultdict(dict)
@@ -444,7 +487,7 @@ def state_answer(
         placed = 1.0 if beside_focus or not by_focus else OFF_FOCUS_SHARE
         placed *= 1.0 if grounded[i] else UNGROUNDED_SHARE
         for span in found:
-            score = support[i] * placed * _closeness(span, anchors) * fit(span) * end_fit(span)
+            score = support[i] * placed * _closeness(span, anchors) * fit(span) * end_fit(span, terms[i])
             record(span, i, score, Statement(span.text, Support(*candidates[i])))
     # Two hops: a name of a well-covering sentence, followed to the sentences that spell it
     # and cover more of the question together with the first.
@@ -465,7 +508,12 @@ def state_answer(
                         continue
                     specific = 1 - prevalence(bridge.text)  # a name found everywhere links nothing
                     score = (
-                        BRIDGE_DISCOUNT * specific * together * _closeness(span, anchors) * fit(span) * end_fit(span)
+                        BRIDGE_DISCOUNT
+                        * specific
+                        * together
+                        * _closeness(span, anchors)
+                        * fit(span)
+                        * end_fit(span, terms[j])
                     )
                     record(
                         span,

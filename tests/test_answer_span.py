@@ -142,3 +142,24 @@ def test_a_question_of_two_questions_gets_a_phrase_for_each():
         [*DISTRACTORS, "Gullwing Pier was built by Ada Lowry, an engineer from Leith."],
     )
     assert [s.answer for s in statements] == ["Ada Lowry", "1931"]
+
+
+def test_a_capitalised_adjective_answers_a_nationality_but_not_a_place():
+    sentences = [*DISTRACTORS, "Lucia Ferro is an Italian director who was born in Turin in May 1930."]
+    assert _answer("What nationality is Lucia Ferro?", sentences).answer == "Italian"
+    assert _answer("Where was Lucia Ferro born?", sentences).answer == "Turin"
+    assert _answer("When was Lucia Ferro born?", sentences).answer == "May 1930"
+
+
+def test_a_month_alone_or_the_verb_may_is_no_date():
+    statement = _answer("When did Tomas Berg write about the fleet?", [*DISTRACTORS, "Tomas Berg may write in March."])
+    assert statement is None
+
+
+def test_a_choice_asked_as_was_a_or_b_born_first():
+    (statement,) = _answers(
+        "Was Lucia Ferro or Tomas Berg born first?",
+        [*DISTRACTORS, "Tomas Berg (born 3 April 1921) is a writer.", "Lucia Ferro (born 9 June 1930) is a director."],
+    )
+    assert statement.answer == "Tomas Berg"
+    assert _answers("Who lived longer, Lucia Ferro or Tomas Berg?", [*DISTRACTORS]) == []
