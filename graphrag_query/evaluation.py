@@ -61,12 +61,13 @@ class Evidence:
         documents = reader.table("documents")
         self.unit_document = dict(zip(units["id"].to_list(), units["document_id"].to_list()))
         self.title_of = dict(zip(documents["id"].to_list(), documents["title"].to_list()))
+        self.path_of = dict(zip(documents["id"].to_list(), documents["source_path"].to_list()))
 
     def present(self, question: Question, result: SearchResult) -> list[bool] | None:
         ids = context_documents(result, self.unit_document)
         if ids is None:
             return None
-        return gold_present(question, ids, [self.title_of.get(i) for i in ids])
+        return gold_present(question, ids, [self.title_of.get(i) for i in ids], [self.path_of.get(i) for i in ids])
 
 
 def evaluate(

@@ -61,7 +61,7 @@ class Question:
     kind: str | None = None
     answers: tuple[str, ...] = ()  # expected answers and their aliases; any one counts
     gold_titles: tuple[str, ...] = ()  # documents holding the evidence, by title ...
-    gold_ids: tuple[str, ...] = ()  # ... or by id (documents.id, or the id column of the input)
+    gold_ids: tuple[str, ...] = ()  # ... or by id: documents.id, or the source file's path in the corpus
 
     @property
     def gold(self) -> tuple[str, ...]:
@@ -169,15 +169,14 @@ def contains_answer(answer: str, expected: Sequence[str]) -> bool | None:
     return any(option in text for option in options)
 
 
-def gold_present(question: Question, document_ids: Iterable[str], titles: Iterable[str]) -> list[bool]:
+def gold_present(
+    question: Question, document_ids: Iterable[str], titles: Iterable[str], source_paths: Iterable[str] = ()
+) -> list[bool]:
     """Per gold document of the question (titles first, then ids), whether the context
-    holds a text unit of it: ``document_ids`` and ``titles`` of the context's documents.
-    A gold id matches a document's id or its title (an input's id column is kept as the
-    title when there is no title column)."""
-    ids, names = set(document_ids), set(titles)
-    return [title in names for title in question.gold_titles] + [
-        gold in ids or gold in names for gold in question.gold_ids
-    ]
+    holds a text unit of it, given the ids, titles and source paths of the context's
+    documents. A gold id matches a document's id or its source file's path."""
+    ids, names = set(document_ids) | set(source_paths), set(titles)
+    return [title in names for title in question.gold_titles] + [gold in ids for gold in question.gold_ids]
 
 
 def share(flags: Sequence[bool]) -> float | None:

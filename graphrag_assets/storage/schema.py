@@ -457,7 +457,10 @@ COLUMN_DESCRIPTIONS = {
             "punctuation ignored); NULL when the question has none."
         ),
         "refused": "The answer is the no-data answer.",
-        "gold_documents": "Gold documents the question names (gold_titles and gold_ids); NULL when none.",
+        "gold_documents": (
+            "Gold documents the question names: gold_titles, and gold_ids (documents.id or the source file's path "
+            "in the corpus); NULL when none."
+        ),
         "gold_present_2k": (
             "Share of the gold documents with a text unit in the context the mode builds offline at 2,000 tokens; "
             "NULL without gold documents, or for a mode whose context holds no text units."
