@@ -436,7 +436,9 @@ def published_index(
         if verdict is not None and not verdict.comparison.passed:
             raise Failure(
                 f"build of corpus {corpus!r} not published: its answers regressed against {verdict.previous_build} "
-                f"({'; '.join(verdict.comparison.drops)}); readers keep the build they have. Unset "
+                f"({'; '.join(verdict.comparison.drops)}; questions that got worse: "
+                f"{', '.join(verdict.comparison.regressed['question_id'].unique(maintain_order=True))}); readers "
+                "keep the build they have. Unset "
                 "GRAPHRAG_EVAL_BLOCKS_PUBLISHING to publish it anyway.",
                 metadata={"regressed_questions": regressed_listing(verdict.comparison)},
                 allow_retries=False,
