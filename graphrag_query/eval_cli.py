@@ -50,7 +50,12 @@ def main(argv: list[str] | None = None) -> int:
 
     path = args.questions or questions_file_for(args.corpus, value_of("GRAPHRAG_EVAL_QUESTIONS"))
     if path is None:
-        parser.error(f"no questions file: give one, or name one for corpus {args.corpus!r} in GRAPHRAG_EVAL_QUESTIONS")
+        print(
+            f"graphrag-eval: no questions file: give one, or name one for corpus {args.corpus!r} in "
+            "GRAPHRAG_EVAL_QUESTIONS",
+            file=sys.stderr,
+        )
+        return 2
     try:
         modes = parse_modes(args.modes)
         questions = read_questions(path)

@@ -6,6 +6,7 @@ and, with ``GRAPHRAG_EVAL_BLOCKS_PUBLISHING``, keeps a build that answers worse 
 readers."""
 
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,6 +65,7 @@ def ask_the_build(database: Path, corpus: str, questions, modes: str, use_llm: b
     **GRAPH_ASSET_OPTIONS,
 )
 def evaluations(context: AssetExecutionContext, settings: IndexSettings, database: IndexDatabase) -> MaterializeResult:
+    started = time.perf_counter()
     corpus = context.partition_key
     path = questions_file_for(corpus, value_of("GRAPHRAG_EVAL_QUESTIONS"))
     blocks = value_of("GRAPHRAG_EVAL_BLOCKS_PUBLISHING")
@@ -107,6 +109,7 @@ def evaluations(context: AssetExecutionContext, settings: IndexSettings, databas
         "questions_file": str(path),
         "questions": len(questions),
         "compared_with": verdict.previous_build if verdict else "none (no earlier build was evaluated)",
+        "seconds": time.perf_counter() - started,
         "builds": MetadataValue.md(summary_markdown(trend)),
         "answer_trend": svg_image(trend_svg(trend), "Answers stating an expected answer, per mode and build"),
     }
