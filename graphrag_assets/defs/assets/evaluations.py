@@ -32,23 +32,22 @@ from ...storage.duckdb_store import IndexStore
 from ...storage.snapshot import copy_for_evaluation, published_builds
 from ..automation import FOLLOW_SOURCES
 from ..checks import ANSWERS_DID_NOT_REGRESS, answers_did_not_regress
-from ..metadata import svg_image
+from ..metadata import svg_image, table_metadata
 from ..resources import IndexDatabase
 from .shared import GRAPH_ASSET_OPTIONS
 
 BUILDS_SHOWN = 10  # builds in the metadata's table and plot
 
 
-def ask_the_build(database: Path, corpus: str, questions, modes: str, use_llm: bool) -> pl.DataFrame:
+def ask_the_build(database: Path, corpus: str, questions, modes: tuple[str, ...], use_llm: bool) -> pl.DataFrame:
     """The measures of a build not yet published: the query side reads a copy of the index."""
-    # Imported here: the query side's modules are needed by this step only.
     from graphrag_query import IndexReader
-    from graphrag_query.evaluation import evaluate, parse_modes
+    from graphrag_query.evaluation import evaluate
 
     with tempfile.TemporaryDirectory(prefix="graphrag-evaluation-", dir=database.parent) as folder:
         copy = copy_for_evaluation(database, Path(folder))
         reader = IndexReader(str(copy), corpus).load()
-        return evaluate(reader, questions, parse_modes(modes), use_llm=use_llm)
+        return evaluate(reader, questions, modes, use_llm=use_llm)
 
 
 @asset(
@@ -80,21 +79,24 @@ def evaluations(context: AssetExecutionContext, settings: IndexSettings, databas
         return MaterializeResult(
             metadata={"questions_file": str(path)}, check_results=[answers_did_not_regress(None, blocks, {}, problem)]
         )
+    from graphrag_query.evaluation import parse_modes  # the query side, needed by this step only
+
     try:
         questions = read_questions(path)
-    except QuestionsError as error:
-        # A bad questions file is the evaluation's problem, not the build's: it is published anyway.
-        context.log.warning(str(error))
+        modes = parse_modes(value_of("GRAPHRAG_EVAL_MODES"))
+    except ValueError as error:
+        # A bad questions file or list of modes is the evaluation's problem, not the build's:
+        # the build is published anyway.
+        problem = str(error) if isinstance(error, QuestionsError) else f"GRAPHRAG_EVAL_MODES: {error}"
+        context.log.warning(problem)
         return MaterializeResult(
             metadata={"questions_file": str(path)},
-            check_results=[answers_did_not_regress(None, blocks, {}, f"not evaluated: {error}")],
+            check_results=[answers_did_not_regress(None, blocks, {}, f"not evaluated: {problem}")],
         )
     with database.store() as store:
         store.ensure_schema()
         built_at = store.read("SELECT built_at FROM corpus_builds WHERE corpus = ?", [corpus])["built_at"][0]
-    measures = ask_the_build(
-        Path(settings.database), corpus, questions, value_of("GRAPHRAG_EVAL_MODES"), value_of("GRAPHRAG_EVAL_LLM")
-    )
+    measures = ask_the_build(Path(settings.database), corpus, questions, modes, value_of("GRAPHRAG_EVAL_LLM"))
     rows = with_build(measures, corpus, built_at)
     with database.store() as store:
         with store.transaction() as tx:
@@ -105,16 +107,22 @@ def evaluations(context: AssetExecutionContext, settings: IndexSettings, databas
         ).cast(EVALUATION_COLUMNS)
     shown = earlier["build_id"].unique(maintain_order=True).to_list()[-(BUILDS_SHOWN - 1) :]
     trend = summary(pl.concat([earlier.filter(pl.col("build_id").is_in(shown)), rows]))
-    metadata = {
+    metadata = table_metadata(
+        "evaluations", rows, ["mode", "question_id", "answer_contains", "refused", "gold_present_4k", "seconds"]
+    ) | {
         "questions_file": str(path),
         "questions": len(questions),
         "compared_with": verdict.previous_build if verdict else "none (no earlier build was evaluated)",
         "seconds": time.perf_counter() - started,
         "builds": MetadataValue.md(summary_markdown(trend)),
-        "answer_trend": svg_image(trend_svg(trend), "Answers stating an expected answer, per mode and build"),
     }
-    if trend["gold_present_4k"].is_not_null().any():
-        metadata["evidence_trend"] = svg_image(trend_svg(trend, "gold_present_4k"), "Gold documents in the 4k context")
+    # A plot of each rate the questions measure (answers need expected answers, evidence gold documents).
+    for name, rate, title in [
+        ("answer_trend", "answer_contains", "Answers stating an expected answer, per mode and build"),
+        ("evidence_trend", "gold_present_4k", "Gold documents in the 4k context, per mode and build"),
+    ]:
+        if trend[rate].is_not_null().any():
+            metadata[name] = svg_image(trend_svg(trend, rate), title)
     # One number per mode and rate: the UI plots each over the materializations.
     for row in summary(rows).iter_rows(named=True):
         for rate in ("answer_contains", "gold_present_4k"):
