@@ -11,9 +11,11 @@ import pytest
 
 from graphrag_assets.core.evaluation import (
     MEASURE_COLUMNS,
+    Question,
     QuestionsError,
     compare,
     contains_answer,
+    gold_present,
     questions_file_for,
     read_questions,
     summary,
@@ -69,6 +71,12 @@ def test_an_answer_contains_an_expected_answer_as_whole_words_with_aliases():
     assert not contains_answer("Scrooge and Marleyville", ["Marley"])  # not inside another word
     assert not contains_answer("seventy years", ["seven"])
     assert contains_answer("anything", []) is None
+
+
+def test_gold_documents_are_found_by_title_or_by_id_or_source_path():
+    question = Question("q", "Who?", gold_titles=("Lothair II", "Ermengarde"), gold_ids=("notes.txt", "doc-9"))
+    found = gold_present(question, ["doc-9", "doc-3"], ["Lothair II", "Other"], ["notes.md", "other.txt"])
+    assert found == [True, False, False, True]
 
 
 def _rows(build: int, answers: dict[str, bool], evidence: dict[str, float | None]) -> pl.DataFrame:
