@@ -1,8 +1,9 @@
-"""Benchmark: the answers a user reads, offline, on A Christmas Carol.
+"""Benchmark: the answers a user reads, offline, on A Christmas Carol and on 2Wiki-101.
 
     .venv/bin/python bench/answers.py                  # writes bench/results/answers.json
     .venv/bin/python bench/answers.py --label before   # results/answers_before.json (e.g. on an older checkout)
     .venv/bin/python bench/answers.py --work /tmp/carol --reuse   # ask the kept index again
+    .venv/bin/python bench/answers.py --2wiki-work /tmp/bench2wiki --reuse   # 2Wiki: reuse bench/retrieval.py's index
 
 Indexes ``../shared/corpus/christmas_carol/book.txt`` alone with ``graphrag-index --corpus
 christmas_carol`` (fresh DAGSTER_HOME, offline, default settings: no ``GRAPHRAG_*``
@@ -18,8 +19,13 @@ kind (local, multihop, global):
 - context tokens and seconds per question (median).
 
 Also: the 20 best-connected entities, and whether any text unit holds Project Gutenberg's
-wrapping (what the graph and every context are built from). Gold evidence on 2Wiki-101 at
-2k/4k/8k tokens is ``bench/retrieval.py``'s.
+wrapping (what the graph and every context are built from).
+
+2Wiki-101 (``../shared/corpus/2wiki-101``, indexed as ``bench/retrieval.py`` does): every
+mode at 2k/4k/8k tokens, with the expected answers of ``bench/data/2wiki-101-answers.jsonl``
+(read from each question's gold passages; the questions those passages do not answer are
+left out): answer contains an expected answer, the stated "Answer:" phrase does, refusals,
+and gold evidence present in the context.
 """
 
 from __future__ import annotations
@@ -31,13 +37,17 @@ import tempfile
 from pathlib import Path
 
 from common import machine, write_json  # noqa: E402
-from retrieval import build_index, git_state  # noqa: E402
+from retrieval import build_index, git_state, load_jsonl, run_modes  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 BOOK = SHARED / "corpus" / "christmas_carol" / "book.txt"
 QUESTIONS = SHARED / "corpus" / "christmas_carol-questions.jsonl"
 CORPUS = "christmas_carol"
+WIKI = SHARED / "corpus" / "2wiki-101"
+WIKI_ANSWERS = REPO / "bench" / "data" / "2wiki-101-answers.jsonl"
+WIKI_MODES = ("auto", "local", "global", "drift", "basic")
+BUDGETS = (2000, 4000, 8000)
 MODES = ("auto", "local", "global", "drift", "basic")
 KINDS = ("local", "multihop", "global")
 
@@ -112,11 +122,42 @@ def table(figures: dict) -> str:
     return "\n".join(lines)
 
 
+def ask_2wiki(work: Path, reuse: bool) -> dict:
+    """Every mode at every budget on the 2Wiki-101 questions that have an expected answer."""
+    index = None if reuse else build_index(work, WIKI / "passages.jsonl", {}, corpus="wiki")
+    from graphrag_query import IndexReader
+
+    answers = {row["id"]: row["answers"] for row in load_jsonl(WIKI_ANSWERS)}
+    questions = [q | {"answers": answers.get(q["id"], [])} for q in load_jsonl(WIKI / "questions.jsonl")]
+    questions = [q for q in questions if q["answers"]]
+    reader = IndexReader(str(work / "index.duckdb"), "wiki").load()
+    measured = run_modes(reader, questions, budgets=BUDGETS, modes=WIKI_MODES, progress=None)
+    return {"index": index, "questions": len(questions), "figures": measured["figures"]}
+
+
+def wiki_table(wiki: dict) -> str:
+    lines = [
+        "| mode | budget | answer contains | stated answer | refusals | gold present | tokens (median) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for mode, data in wiki["figures"].items():
+        for budget, figures in data["budgets"].items():
+            lines.append(
+                f"| {mode} | {int(budget) // 1000}k | {figures['contains']:.0%} | {figures['stated']:.0%} | "
+                f"{figures['refused']:.0%} | {figures['gold_present']:.1%} | {figures['context_tokens_median']:.0f} |"
+            )
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", help="folder for the index (default: a temp folder)")
     parser.add_argument("--reuse", action="store_true", help="ask the index already in --work")
     parser.add_argument("--label", help="results/answers_<label>.json")
+    parser.add_argument(
+        "--2wiki-work", dest="wiki_work", help="folder for the 2Wiki-101 index (default: a temp folder)"
+    )
+    parser.add_argument("--no-2wiki", dest="wiki", action="store_false", help="Christmas Carol only")
     options = parser.parse_args()
     work = Path(options.work or tempfile.mkdtemp(prefix="graphrag-answers-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -137,11 +178,18 @@ def main() -> int:
         "graph": graph_figures(reader),
         "modes": figures,
     }
+    if options.wiki:
+        wiki_work = Path(options.wiki_work or tempfile.mkdtemp(prefix="graphrag-answers-2wiki-"))
+        wiki_work.mkdir(parents=True, exist_ok=True)
+        result["2wiki"] = ask_2wiki(wiki_work, options.reuse and (wiki_work / "index.duckdb").exists())
     name = f"answers_{options.label}.json" if options.label else "answers.json"
     write_json(REPO / "bench" / "results" / name, result)
     print(table(figures))
     print("top entities:", ", ".join(result["graph"]["top_entities"]))
     print("text units with Project Gutenberg text:", result["graph"]["text_units_with_gutenberg_text"])
+    if options.wiki:
+        print(f"2Wiki-101, {result['2wiki']['questions']} questions with an expected answer:")
+        print(wiki_table(result["2wiki"]))
     return 0
 
 

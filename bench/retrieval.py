@@ -30,6 +30,7 @@ import inspect
 import json
 import math
 import os
+import re
 import resource
 import shlex
 import shutil
@@ -42,7 +43,7 @@ from pathlib import Path
 
 from common import git, machine, write_json  # noqa: E402
 
-from graphrag_assets.core.evaluation import Question, gold_present
+from graphrag_assets.core.evaluation import Question, contains_answer, gold_present
 from graphrag_query.evaluation import context_documents, distinct
 
 REPO = Path(__file__).resolve().parent.parent
@@ -107,6 +108,15 @@ def presence_figures(present: list[list[bool]], tokens: list[float], seconds: li
         "latency_p95_ms": percentile(seconds, 0.95) * 1000,
         "questions": len(present),
     }
+
+
+def stated_lines(answer: str) -> str:
+    """An extractive answer's stated phrases (its "Answer: ..." lines, without the quoted
+    sentence that follows each phrase), else the whole answer (a model's)."""
+    lines = [line for line in answer.splitlines() if line.startswith("Answer: ")]
+    if not lines:
+        return answer
+    return "\n".join(re.split(r", (?:from|through) | — ", line, maxsplit=1)[0] for line in lines)
 
 
 # ---------------------------------------------------------------- BM25
@@ -294,6 +304,8 @@ class Modes:
 def run_modes(reader, questions: list[dict], budgets=BUDGETS, modes=MODES, progress=print) -> dict:
     """Every mode at every budget for every question: the figures, and per question the gold
     passages present at 4k (or the middle budget) and the mode auto chose."""
+    from graphrag_query.result import NO_DATA_ANSWER
+
     units = reader.table("text_units").select("id", "document_id")
     documents = reader.table("documents").select("id", "title")
     unit_document = dict(zip(units["id"].to_list(), units["document_id"].to_list()))
@@ -302,6 +314,9 @@ def run_modes(reader, questions: list[dict], budgets=BUDGETS, modes=MODES, progr
     detail_budget = 4000 if 4000 in budgets else budgets[len(budgets) // 2]
 
     runs = {m: {b: {"present": [], "tokens": [], "seconds": []} for b in budgets} for m in modes}
+    # Questions with expected answers (bench/answers.py adds them): the answer holds one
+    # (anywhere, or in its stated "Answer:" lines), or is the no-data answer.
+    answered = {m: {b: {"contains": [], "stated": [], "refused": []} for b in budgets} for m in modes}
     no_sources: dict[str, int] = {m: 0 for m in modes}
     per_question, rankings = [], []
     answer_hits = []  # local at the detail budget: gold title in the extractive answer
@@ -326,6 +341,11 @@ def run_modes(reader, questions: list[dict], budgets=BUDGETS, modes=MODES, progr
                 present = gold_present(Question(question["id"], text, gold_titles=tuple(gold)), [], titles)
                 run = runs[mode][budget]
                 run["present"].append(present)
+                if question.get("answers"):
+                    measured = answered[mode][budget]
+                    measured["contains"].append(contains_answer(result.answer, question["answers"]))
+                    measured["stated"].append(contains_answer(stated_lines(result.answer), question["answers"]))
+                    measured["refused"].append(result.answer == NO_DATA_ANSWER)
                 run["tokens"].append(result.usage.context_tokens)
                 run["seconds"].append(seconds)
                 if budget == detail_budget:
@@ -352,6 +372,14 @@ def run_modes(reader, questions: list[dict], budgets=BUDGETS, modes=MODES, progr
         }
         for m in modes
     }
+    for m in modes:
+        for b in budgets:
+            measured = answered[m][b]
+            if measured["contains"]:
+                figures[m]["budgets"][str(b)] |= {
+                    "answer_questions": len(measured["contains"]),
+                    **{name: sum(values) / len(values) for name, values in measured.items()},
+                }
     if "basic" in figures:
         figures["basic"] |= recall_figures(rankings, golds)
         for detail, ranked in zip(per_question, rankings):

@@ -12,6 +12,7 @@ from functools import lru_cache
 from graphrag_common.lexical import has_cjk
 from graphrag_common.sentences import split_sentences
 
+from .answer_span import state_answers
 from .relevance import RelevanceScorer
 from .result import EXTRACTIVE_LABEL, NO_DATA_ANSWER
 
@@ -40,12 +41,10 @@ def _candidates(evidence: list[Evidence]) -> list[tuple[str, str]]:
     return [(sentence, item.citation) for item in evidence for sentence in _quotable_sentences(item.text)]
 
 
-def best_sentences(question: str, evidence: list[Evidence], limit: int = 6) -> list[tuple[str, str, int]]:
+def best_sentences(
+    candidates: list[tuple[str, str]], scorer: RelevanceScorer, limit: int = 6
+) -> list[tuple[str, str, int]]:
     """(sentence, citation, score) of the most relevant distinct sentences, best first."""
-    candidates = _candidates(evidence)
-    if not candidates:
-        return []
-    scorer = RelevanceScorer(question, [sentence for sentence, _ in candidates])
     scored, seen = [], set()
     for order, (sentence, citation) in enumerate(candidates):
         if sentence in seen:
@@ -109,12 +108,19 @@ def follow_bridges(
 def compose(
     question: str, evidence: list[Evidence], limit: int = 6, lead: str = "", graph=None, name_scores=None
 ) -> str:
-    """The extractive answer: the best sentences, then (with the index's mention graph)
-    the sentences that follow the names they mention to the second hop."""
-    picked = best_sentences(question, evidence, limit)
+    """The extractive answer: the phrase that answers, when the question asks for one, then
+    the best sentences and (with the index's mention graph) the sentences that follow the
+    names they mention to the second hop."""
+    candidates = _candidates(evidence)
+    if not candidates:
+        return NO_DATA_ANSWER
+    scorer = RelevanceScorer(question, [sentence for sentence, _ in candidates])
+    picked = best_sentences(candidates, scorer, limit)
     if not picked:
         return NO_DATA_ANSWER
     lines = [EXTRACTIVE_LABEL]
+    names = {"type_of": graph.type_of, "known": graph.knows, "prevalence": graph.prevalence} if graph else {}
+    lines += [statement.line() for statement in state_answers(question, candidates, **names)]
     if lead:
         lines.append(lead)
     lines += [f"- {sentence} [Data: {citation}]" for sentence, citation, _ in picked]

@@ -20,12 +20,22 @@ import numpy as np
 import polars as pl
 
 from graphrag_assets.core.embedding import HashedNgramEmbedder
-from graphrag_common.lexical import fold, has_cjk, reciprocal_rank_fusion, word_tokens
+from graphrag_common.lexical import FUNCTION_WORDS, fold, has_cjk, reciprocal_rank_fusion, word_tokens
 
 
 def name_tokens(text: str) -> tuple[str, ...]:
     """Case- and accent-folded word tokens, the unit of whole-word name matching."""
     return tuple(fold(t) for t in word_tokens(text))
+
+
+def _capitalised_tokens(title: str) -> frozenset[int]:
+    """Positions of the title's capitalised content words; none for a title in capitals
+    throughout (a model's "THE STATE" says nothing of how the text writes it) or in lower
+    case (a topic such as "climate change")."""
+    words = word_tokens(title)
+    if not words or title.isupper():
+        return frozenset()
+    return frozenset(i for i, word in enumerate(words) if word[:1].isupper() and fold(word) not in FUNCTION_WORDS)
 
 
 @dataclass
@@ -41,6 +51,10 @@ class MentionGraph:
     names_per_unit: np.ndarray
     by_first_token: dict[str, list[tuple[tuple[str, ...], int]]]
     cjk_names: list[tuple[str, int]]
+    types: dict[tuple[str, ...], str]  # a name's tokens -> its entity type
+    # Per name, which of its tokens its title capitalises ("The State": the second): a text
+    # must capitalise one of them to mention it ("the state" is no mention of The State).
+    capitalised: list[frozenset[int]]
 
     @classmethod
     def build(
@@ -56,7 +70,9 @@ class MentionGraph:
         the graph build pruned as rare still link the text units that share them, and
         those rare names are the most telling links of all."""
         links = [entities.select(pl.col("text_unit_ids").alias("text_unit_id"), "name_key").explode("text_unit_id")]
+        typed = [entities.select("name_key", "type", "title")]
         if records is not None and not records.is_empty():
+            typed.append(records.select("name_key", "type", "title"))
             mapped = records.select("text_unit_id", "name_key")
             if merges is not None and not merges.is_empty():
                 into = merges.filter(~pl.col("rejected")).select("name_key", "merged_into_key")
@@ -90,6 +106,11 @@ class MentionGraph:
             tokens = name_tokens(key)
             if tokens:
                 by_first_token[tokens[0]].append((tokens, position))
+        # The merged entity's type first, else the type its mentions were extracted with.
+        first = pl.concat(typed).drop_nulls().unique("name_key", keep="first", maintain_order=True)
+        types = {name_tokens(key): kind for key, kind, _ in first.iter_rows()}
+        titles = dict(zip(first["name_key"], first["title"]))
+        capitalised = [_capitalised_tokens(titles.get(key, key)) for key in name_keys]
         units_per_name = np.bincount(name_of_edge, minlength=len(name_keys)).astype(np.float64)
         names_per_unit = np.bincount(unit_of_edge, minlength=len(unit_ids)).astype(np.float64)
         return cls(
@@ -101,7 +122,23 @@ class MentionGraph:
             names_per_unit,
             dict(by_first_token),
             cjk_names,
+            types,
+            capitalised,
         )
+
+    def type_of(self, name: str) -> str | None:
+        """The entity type of a name as written, if the index extracted it."""
+        return self.types.get(name_tokens(name))
+
+    def knows(self, name: str) -> bool:
+        return name_tokens(name) in self.types
+
+    def prevalence(self, name: str) -> float:
+        """The share of the text units that mention the name (0 for a name not in the index)."""
+        found = list(self.mentions_in(name))
+        if len(found) != 1 or not self.unit_ids:
+            return 0.0
+        return float(self.units_per_name[found[0]]) / len(self.unit_ids)
 
     def names_in(self, question: str) -> dict[int, float]:
         """Names the question contains, each weighted by its specificity: a name in few
@@ -121,6 +158,9 @@ class MentionGraph:
                 if tuple(tokens[start:end]) != name:
                     continue
                 if len(name) == 1 and not (surface[start][0].isupper() or surface[start][0].isdigit()):
+                    continue
+                wanted = self.capitalised[position]
+                if wanted and not any(surface[start + i][0].isupper() for i in wanted):
                     continue
                 matches.append((start, end, position))
         matches.sort(key=lambda m: (m[0] - m[1], m[0]))  # longest first

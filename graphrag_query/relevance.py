@@ -32,6 +32,14 @@ _QUESTION_WORDS = {
     "tell",
     "describe",
     "explain",
+    # "What is the name of ...", "What are they called?": the form of the question; the
+    # sentence that answers says the name, not the word "name".
+    "name",
+    "named",
+    "called",
+    # "How many ...", "How much ...": asked as a number, not a word the answer uses.
+    "many",
+    "much",
 }
 # Words that ask about the corpus as a whole rather than about something in it, and words
 # that frame a question rather than name its subject ("typically", "cited", "any specific"):

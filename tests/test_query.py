@@ -385,3 +385,27 @@ def test_offline_global_search_answers_an_overview_from_the_reports_instead_of_r
 def test_offline_global_search_still_refuses_a_question_no_report_answers(reader):
     result = global_search("Who repaired the Zorblax engine?", reader=reader, use_llm=False)
     assert result.answer == NO_DATA_ANSWER
+
+
+def test_offline_local_answer_names_a_two_hop_answer_through_its_bridge(index, tmp_path):
+    input_dir = tmp_path / "input" / "films"
+    input_dir.mkdir(parents=True)
+    documents = {
+        "blue_harbour.txt": "Blue Harbour is a 1994 drama film directed by Lucia Ferro. It follows a ferry crew.",
+        "lucia_ferro.txt": "Lucia Ferro was born in Turin. She studied painting in Milan before she made films.",
+        "grey_coast.txt": "Grey Coast is a 2001 film directed by Tomas Berg, who was born in Bergen.",
+        "tomas_berg.txt": "Tomas Berg is a Norwegian director known for documentaries about fishing towns.",
+    }
+    for name, text in documents.items():
+        (input_dir / name).write_text(text + "\n")
+    settings, _ = index(input_dir.parent)
+    result = local_search(
+        "Where was the director of film Blue Harbour born?",
+        reader=IndexReader(settings.database, "films"),
+        use_llm=False,
+    )
+    statement = result.answer.splitlines()[1]
+    assert result.answer.startswith(EXTRACTIVE_LABEL)
+    assert statement.startswith("Answer: Turin, through Lucia Ferro:"), result.answer
+    assert '"Blue Harbour is a 1994 drama film directed by Lucia Ferro."' in statement
+    assert '"Lucia Ferro was born in Turin."' in statement and "[Data: Sources (" in statement

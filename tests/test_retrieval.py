@@ -60,15 +60,19 @@ def test_vector_search_is_exact_and_honours_exclusions():
     assert VectorIndex.from_rows(rows.clear()).nearest(matrix[0], 3).is_empty()
 
 
-def _graph(mentions: dict[str, list[str]]) -> MentionGraph:
-    """A mention graph from {text unit id: [name keys]}."""
+def _graph(mentions: dict[str, list[str]], titles: dict[str, str] | None = None) -> MentionGraph:
+    """A mention graph from {text unit id: [name keys]}, each name extracted as written in
+    ``titles`` (else as its key)."""
+    titles = titles or {}
     units = pl.DataFrame({"id": list(mentions)})
     records = pl.DataFrame(
-        [(unit, name) for unit, names in mentions.items() for name in names],
-        schema={"text_unit_id": pl.String, "name_key": pl.String},
+        [(unit, name, "OTHER", titles.get(name, name)) for unit, names in mentions.items() for name in names],
+        schema={"text_unit_id": pl.String, "name_key": pl.String, "type": pl.String, "title": pl.String},
         orient="row",
     )
-    entities = pl.DataFrame(schema={"text_unit_ids": pl.List(pl.String), "name_key": pl.String})
+    entities = pl.DataFrame(
+        schema={"text_unit_ids": pl.List(pl.String), "name_key": pl.String, "type": pl.String, "title": pl.String}
+    )
     return MentionGraph.build(units, entities, records)
 
 
@@ -81,6 +85,19 @@ def test_question_names_match_whole_words_longest_first_and_capitalised_when_one
     assert found("Which State borders Rome?") == {"state", "rome"}
     assert found("王海燕在哪里工作？") == {"王海燕"}
     assert found("Where was Beyoncé born?") == {"beyonce"}
+
+
+def test_a_capitalised_name_is_not_matched_by_the_same_words_in_lower_case():
+    graph = _graph(
+        {"u1": ["the state", "new york", "climate change", "unesco"]},
+        {"the state": "The State", "new york": "New York", "unesco": "UNESCO"},
+    )
+    found = lambda question: {graph.name_keys[n] for n in graph.names_in(question)}  # noqa: E731
+    assert found("Which film was shot in the state where the director was born?") == set()
+    assert found("Who founded The State?") == {"the state"}
+    assert found("Who painted the new york skyline?") == set()
+    assert found("How does climate change affect it?") == {"climate change"}  # a topic, written in lower case
+    assert found("When did Unesco list it?") == {"unesco"}  # a title in capitals says nothing of case
 
 
 def test_the_walk_reaches_the_second_hop_through_the_name_the_first_hop_mentions():

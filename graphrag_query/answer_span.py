@@ -1,0 +1,500 @@
+"""The phrase that answers: offline, the extractive answer states the name, place, date or
+number the question asks for, with the evidence sentence it was read from.
+
+A question's form says what kind of phrase answers it ("Who ..." a person, "How many ..." a
+number, "Where ..." a place). The candidates are the phrases of that kind in the evidence
+sentences that cover the question (names: capitalised runs; numbers and dates: their
+written forms), minus what the question itself names. Each is scored by how much of the
+question its sentence covers, how close it stands to the question's words there, and
+whether the index typed it as that kind; a phrase found in several such sentences gains.
+A two-hop question ("the youngest son of Scrooge's clerk") is answered through a bridge:
+a name in one sentence covering part of the question, followed to a sentence about it that
+covers the rest, whose phrase then answers the whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from graphrag_common.lexical import FUNCTION_WORDS, fold, search_terms
+
+from .relevance import RelevanceScorer, term_set
+
+PERSON, PLACE, TIME, NUMBER, NAME = "person", "place", "time", "number", "name"
+
+_NUMBER_WORDS = set(
+    """one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
+    seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand
+    million billion dozen""".split()
+)
+_MONTHS = set("""january february march april may june july august september october november december""".split())
+_WEEKDAYS = set("monday tuesday wednesday thursday friday saturday sunday".split())
+# Head nouns of a time phrase ("Christmas Eve", "New Year's Day"): a capitalised run ending
+# in one of these is a date.
+_TIME_HEADS = set("eve day night morning evening year years week month century decade age era".split())
+_TIME_NOUNS = _TIME_HEADS | {"date", "time", "season", "hour", "when"}
+_PLACE_NOUNS = set(
+    """city town country place village state county province region nation continent island river
+    street capital land kingdom birthplace""".split()
+)
+# Words joining the parts of one name ("Ghost of Christmas Present", "Leonardo da Vinci").
+_NAME_JOINERS = {"of", "de", "da", "del", "della", "der", "di", "du", "la", "le", "van", "von", "y", "al", "bin"}
+
+_TITLES = {"Mr", "Mrs", "Ms", "Dr", "St", "Sr", "Jr", "Prof", "Rev", "Gen", "Col", "Capt", "Lt", "Sgt"}
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_YEAR = re.compile(r"^(1[0-9]{3}|20[0-9]{2})$")
+_RANGE_DASH = re.compile(r"^\s*(?:[-–—]|to|until)\s*$")
+# Question words that ask for the end of a span of dates, or its start.
+_ENDS = set(search_terms("die died death dies end ended until"))
+_STARTS = set(search_terms("born birth begin began start started founded"))
+
+
+@dataclass(frozen=True)
+class Support:
+    sentence: str
+    citation: str
+
+
+@dataclass(frozen=True)
+class Statement:
+    """The answer phrase, the sentence it was read from and, for a two-hop answer, the
+    bridge name and the sentence that led to it."""
+
+    answer: str
+    support: Support
+    through: str | None = None
+    bridge: Support | None = None
+    detail: str = ""  # what the answer was chosen over ("1954, against Grey Coast: 1961")
+
+    def line(self) -> str:
+        stated = f"Answer: {self.answer}" + (f" — {self.detail}" if self.detail else "")
+        quoted = f'"{self.support.sentence}" [Data: {self.support.citation}]'
+        if self.bridge is None:
+            return f"{stated}, from {quoted}"
+        return (
+            f'{stated}, through {self.through}: "{self.bridge.sentence}" [Data: {self.bridge.citation}], then {quoted}'
+        )
+
+
+_NEXT_QUESTION = re.compile(r",?\s+and\s+(?=(?:who|whom|what|when|where|which|how)\b)|(?<=\?)\s+", re.IGNORECASE)
+
+
+def question_parts(question: str) -> list[str]:
+    """The questions a question asks: "Who gave the ball, and who was the other apprentice
+    there?" asks two, each answered by its own phrase."""
+    return [part.strip() for part in _NEXT_QUESTION.split(question) if part.strip()]
+
+
+def state_answers(question: str, candidates: Sequence[tuple[str, str]], **names) -> list[Statement]:
+    """``state_answer`` for each part of the question (``question_parts``), in order; the
+    parts no phrase answers are left out."""
+    sentences = [sentence for sentence, _ in candidates]
+    found = (
+        compare_options(part, candidates, **names)
+        if _choice(part)
+        else state_answer(part, candidates, RelevanceScorer(part, sentences), **names)
+        for part in question_parts(question)
+    )
+    return [statement for statement in found if statement is not None]
+
+
+_EARLIER = set(search_terms("first earlier earliest older oldest before sooner"))
+_LATER = set(search_terms("later last latest younger youngest recent recently after newer"))
+_OPTIONS = re.compile(
+    r"^(?P<head>.+?)(?:,\s*|\s+out of\s+|\s+between\s+)(?P<a>[^,]+?)\s+(?:or|and)\s+(?P<b>[^,?]+?)\s*\??\s*$",
+    re.IGNORECASE,
+)
+
+
+def _choice(question: str) -> re.Match | None:
+    """The question's head and options when it chooses between two by date."""
+    match = _OPTIONS.match(question.strip())
+    if match is None or not set(search_terms(match["head"])) & (_EARLIER | _LATER):
+        return None
+    return match
+
+
+def compare_options(question: str, candidates: Sequence[tuple[str, str]], **names) -> Statement | None:
+    """A question choosing by date between two options ("Which film came out first, A or
+    B?", "Who was born later, A or B?"): each option's date, read as a date question about
+    it (through a bridge when the date belongs to the option's director or performer), and
+    the option the comparison picks. None when the question is no such choice or a date
+    is missing."""
+    match = _choice(question)
+    if match is None:
+        return None
+    pick = min if set(search_terms(match["head"])) & _EARLIER else max
+    head = " ".join(w for w in match["head"].split() if not set(search_terms(w)) & (_EARLIER | _LATER))
+    sentences = [sentence for sentence, _ in candidates]
+    dated = []
+    for option in (match["a"].strip(), match["b"].strip()):
+        asked = f"{head} {option}"
+        statement = state_answer(asked, candidates, RelevanceScorer(asked, sentences), kind=TIME, **names)
+        years = re.findall(r"\d{3,4}", statement.answer) if statement else []
+        if not years:
+            return None
+        dated.append((int(years[-1]), option, statement))
+    (_, winner, chosen), (_, loser, other) = sorted(dated, key=lambda item: item[0], reverse=pick is max)
+    if dated[0][0] == dated[1][0]:
+        return None  # the same year: the comparison needs more than years
+    return replace(chosen, answer=winner, detail=f"{chosen.answer}, against {loser}: {other.answer}")
+
+
+def expected_kind(question: str) -> str | None:
+    """The kind of phrase the question asks for, from its form; None when it asks for an
+    explanation or a description ("Why ...", "What does ... do")."""
+    words = [fold(w) for w in _TOKEN.findall(question)]
+    asks = next(
+        (i for i, w in enumerate(words) if w in {"who", "whom", "whose", "what", "which", "when", "where", "how"}), None
+    )
+    if asks is None:
+        return None
+    word, following = words[asks], words[asks + 1 : asks + 3]
+    if word == "how":
+        return NUMBER if following[:1] and following[0] in {"many", "much", "old"} else None
+    if word == "when" or (word in {"what", "which"} and following[:1] and following[0] in _TIME_NOUNS):
+        return TIME
+    if word == "where" or (word in {"what", "which"} and following[:1] and following[0] in _PLACE_NOUNS):
+        return PLACE
+    rest = set(words[asks + 1 :])
+    if word in {"who", "whom"} or (word == "whose" and "name" not in rest):
+        return PERSON
+    if rest & {"date", "year"}:
+        return TIME
+    if rest & {"birthplace"} or {"place", "birth"} <= rest or {"place", "death"} <= rest:
+        return PLACE
+    if word == "which" or rest & {"name", "named", "called"}:
+        return NAME
+    # "What is the third spirit ...": a noun phrase asked for by name; "What does X do": no.
+    if word == "what" and following[:1] and following[0] in {"is", "was", "are", "were"}:
+        return NAME
+    return None
+
+
+@dataclass(frozen=True)
+class _Span:
+    text: str
+    start: int  # token positions in the sentence
+    end: int
+    # A date that opens (-1) or closes (+1) a span of dates ("1 May 1900 – 2 June 1960"):
+    # a birth and a death, a reign, a run of years.
+    in_range: int = 0
+
+    @property
+    def key(self) -> str:
+        return fold(self.text)
+
+
+def _tokens(sentence: str) -> list[tuple[str, int, int]]:
+    """(token, start offset, end offset), possessive "'s" dropped from the token."""
+    found = []
+    for match in _TOKEN.finditer(sentence):
+        token = match.group()
+        if token.lower() == "s" and match.start() > 0 and sentence[match.start() - 1] in "'’":
+            continue
+        found.append((token, match.start(), match.end()))
+    return found
+
+
+def _capitalised(token: str) -> bool:
+    return token[:1].isupper()
+
+
+def _name_runs(sentence: str, tokens: list[tuple[str, int, int]], known: Callable[[str], bool]) -> list[_Span]:
+    """Runs of capitalised words (with joiners inside them: "Ghost of Christmas Present"),
+    broken at punctuation. A run that begins a sentence or a quotation and is one word long is
+    a name only if the index knows it ("Marley was dead"), not any capitalised first word."""
+    runs, current = [], []
+
+    def close():
+        while current and fold(current[-1][0]) in _NAME_JOINERS:
+            current.pop()
+        if current:
+            runs.append((current[0][3], current[-1][3] + 1))
+        current.clear()
+
+    for position, (token, start, end) in enumerate(tokens):
+        gap = sentence[tokens[position - 1][2] : start] if position else ""
+        # Only spaces, hyphens or a possessive between the words, or the full stop of an
+        # initial or a title ("J. Strauss", "Mrs. Dilber").
+        joined = not gap.strip(" -'’") or (
+            gap.strip() == "." and (len(tokens[position - 1][0]) == 1 or tokens[position - 1][0] in _TITLES)
+        )
+        if current and not joined:
+            close()
+        if _capitalised(token) or (current and fold(token) in _NAME_JOINERS):
+            current.append((token, start, end, position))
+        else:
+            close()
+    close()
+    spans = []
+    for first, last in runs:
+        # "The Ghost" is the name "Ghost"; "I" or "But" alone is no name at all.
+        while first < last and fold(tokens[first][0]) in FUNCTION_WORDS:
+            first += 1
+        if first == last:
+            continue
+        text = sentence[tokens[first][1] : tokens[last - 1][2]]
+        before = sentence[: tokens[first][1]].rstrip()
+        opens = first == 0 or before[-1:] in "'\"‘“:;(—"
+        if opens and last - first == 1 and (fold(text) in FUNCTION_WORDS or not known(text)):
+            continue
+        if all(fold(t) in _NUMBER_WORDS for t, _, _ in tokens[first:last]) or text in _TITLES:
+            continue  # "pointed down to One": a number, not a name; "Mrs" alone: a title
+        spans.append(_Span(text, first, last))
+    return spans
+
+
+def _number_spans(tokens: list[tuple[str, int, int]]) -> list[_Span]:
+    return [
+        _Span(token, i, i + 1)
+        for i, (token, _, _) in enumerate(tokens)
+        if (token.isdigit() and not _YEAR.match(token)) or fold(token) in _NUMBER_WORDS
+    ]
+
+
+def _time_spans(sentence: str, tokens: list[tuple[str, int, int]], names: list[_Span]) -> list[_Span]:
+    """Dates as written: years, "12 March 1950", "March 851", weekdays, and named days
+    ("Christmas Eve")."""
+    spans = [s for s in names if fold(tokens[s.end - 1][0]) in _TIME_HEADS]
+    taken = {i for s in spans for i in range(s.start, s.end)}
+    i = 0
+    while i < len(tokens):
+        token = fold(tokens[i][0])
+        month = token in _MONTHS
+        if i in taken or not (_YEAR.match(token) or month or token in _WEEKDAYS):
+            i += 1
+            continue
+        start, end = i, i + 1
+        if month and start > 0 and tokens[start - 1][0].isdigit() and len(tokens[start - 1][0]) <= 2:
+            start -= 1  # "12 March"
+        # "March 12, 1950", "20 March 851": a day and a year of any length after a month.
+        while (
+            end < len(tokens)
+            and tokens[end][0].isdigit()
+            and (month or _YEAR.match(tokens[end][0]))
+            and not sentence[tokens[end - 1][2] : tokens[end][1]].strip(" ,")
+        ):
+            end += 1
+        spans.append(_Span(sentence[tokens[start][1] : tokens[end - 1][2]], start, end))
+        i = end
+    spans.sort(key=lambda span: span.start)
+    for n in range(len(spans) - 1):
+        first, second = spans[n], spans[n + 1]
+        if _RANGE_DASH.match(sentence[tokens[first.end - 1][2] : tokens[second.start][1]]):
+            spans[n], spans[n + 1] = replace(first, in_range=-1), replace(second, in_range=1)
+    return spans
+
+
+def _spans(sentence: str, kind: str, known: Callable[[str], bool]) -> tuple[list[_Span], list[_Span]]:
+    """(answer candidates of the kind, every name): names are also the bridges of two hops."""
+    tokens = _tokens(sentence)
+    names = _name_runs(sentence, tokens, known)
+    if kind == NUMBER:
+        return _number_spans(tokens), names
+    if kind == TIME:
+        return _time_spans(sentence, tokens, names), names
+    return names, names
+
+
+# How well an index type fits the kind asked for; a name the index did not type (or typed
+# OTHER) stays a candidate, at a discount.
+_TYPE_FIT = {
+    PERSON: {"PERSON": 1.0, "ORGANIZATION": 0.5, "GEO": 0.25, "EVENT": 0.25},
+    PLACE: {"GEO": 1.0, "LOCATION": 1.0, "ORGANIZATION": 0.5, "PERSON": 0.25, "EVENT": 0.4},
+}
+_UNTYPED_FIT = 0.7
+OFF_FOCUS_SHARE = 0.7  # a sentence without the question's focus word supports less
+UNGROUNDED_SHARE = 0.5  # nor does one naming nothing the question names
+BRIDGE_DISCOUNT = 0.9  # a two-hop answer rests on two sentences: on a tie the one-hop wins
+PREVIOUS_SENTENCE_SHARE = 0.85  # coverage read with the sentence before ("He ..."): discounted
+REPEAT_SHARE = 0.3  # what each further supporting sentence adds to a phrase's best score
+REPEATS = 2  # how many further sentences count: a name found everywhere is not thereby the answer
+MIN_BRIDGE_GAIN = 0.15  # the share of the question the second sentence must add to the first's
+WRONG_END_SHARE = 0.3  # the birth date of a question about a death
+TOP_SENTENCES = 25
+TOP_BRIDGE_SENTENCES = 8
+
+
+def _stems(text: str) -> tuple[str, ...]:
+    """A phrase's words folded and stemmed as search terms are ("Cratchits" -> "cratchit"),
+    function words kept: the form in which a phrase is compared with the question."""
+    return tuple(next(iter(search_terms(t)), fold(t)) for t, _, _ in _tokens(text))
+
+
+class _Question:
+    def __init__(self, question: str, scorer: RelevanceScorer):
+        tokens = _tokens(question)
+        self.words = set(_stems(question))
+        runs = _name_runs(question, tokens, lambda text: True)
+        self.names = [_stems(run.text) for run in runs]
+        self.spelled = [run.text.casefold() for run in runs]
+        self.terms = set(scorer.question_terms)
+        # The focus: the first word the question asks about beyond the names it gives
+        # ("Scrooge's *nephew*", "Which *spirit* ..."); the answer stands beside it.
+        named = {stem for name in self.names for stem in name}
+        in_order = [stem for stem in _stems(question) if stem in self.terms and stem not in named]
+        self.focus = in_order[0] if in_order else None
+
+    def grounded(self, folded_sentence: str) -> bool:
+        """The sentence names something the question names (or the question names nothing):
+        the sentence about another film's director does not answer for this one's."""
+        return not self.spelled or any(name in folded_sentence for name in self.spelled)
+
+    def asked(self, span: _Span) -> bool:
+        """The phrase is (part of) what the question names, not an answer to it."""
+        stems = _stems(span.text)
+        if not stems or set(stems) <= self.words:
+            return True
+        # "Ebenezer Scrooge" when Scrooge is asked about: the same person, full name; but
+        # "Ghost of Christmas Present" is no part of a question about Christmas dinner.
+        return any(
+            stems[-len(name) :] == name or (len(name) > 1 and stems[: len(name)] == name) for name in self.names if name
+        )
+
+    def anchors(self, tokens: list[tuple[str, int, int]], by_focus: bool) -> tuple[list[int], bool]:
+        """Positions of the question's words in a sentence: with ``by_focus``, the focus's
+        alone when the sentence has it (True), else every question word's (False)."""
+        stems = [next(iter(search_terms(token)), "") for token, _, _ in tokens]
+        focus = [i for i, stem in enumerate(stems) if stem == self.focus] if by_focus else []
+        if focus:
+            return focus, True
+        return [i for i, stem in enumerate(stems) if stem in self.terms], False
+
+
+def _closeness(span: _Span, anchors: list[int]) -> float:
+    """1 beside a question word (or bridge), falling off slowly with the distance in words."""
+    if not anchors:
+        return 0.5
+    distance = min(min(abs(a - span.start), abs(a - (span.end - 1))) for a in anchors)
+    return 1 / (1 + max(distance - 1, 0) / 8)
+
+
+def state_answer(
+    question: str,
+    candidates: Sequence[tuple[str, str]],
+    scorer: RelevanceScorer,
+    type_of: Callable[[str], str | None] = lambda name: None,
+    known: Callable[[str], bool] = lambda name: False,
+    prevalence: Callable[[str], float] = lambda name: 0.0,
+    kind: str | None = None,
+) -> Statement | None:
+    """The phrase that answers ``question`` among the (sentence, citation) ``candidates``
+    (in evidence order), or None when the question asks for no phrase or none fits.
+    ``type_of`` gives the index's entity type of a name, ``known`` whether the index holds
+    it, ``prevalence`` the share of the collection's text units that mention it; ``kind``
+    the kind of phrase asked for, when not the question's form (``expected_kind``)."""
+    kind = kind or expected_kind(question)
+    if kind is None or not candidates:
+        return None
+    asked = _Question(question, scorer)
+    terms = [term_set(sentence) for sentence, _ in candidates]
+    folded = [sentence.casefold() for sentence, _ in candidates]
+    support, grounded = [], []
+    for i, (_, citation) in enumerate(candidates):
+        own = scorer.coverage_terms(terms[i])
+        with_previous = 0.0
+        follows = i > 0 and candidates[i - 1][1] == citation
+        if follows:
+            with_previous = PREVIOUS_SENTENCE_SHARE * scorer.coverage_terms(terms[i] | terms[i - 1])
+        support.append(max(own, with_previous))
+        grounded.append(asked.grounded(folded[i]) or (follows and asked.grounded(folded[i - 1])))
+    ranked = sorted((i for i in range(len(candidates)) if support[i] > 0), key=lambda i: -support[i])[:TOP_SENTENCES]
+    if not ranked:
+        return None
+
+    def fit(span: _Span) -> float:
+        """How well the phrase fits the kind asked for, less the more of the collection it
+        is found in (the story's setting or a country named everywhere answers little)."""
+        fitting = _TYPE_FIT[kind].get(type_of(span.text) or "", _UNTYPED_FIT) if kind in _TYPE_FIT else 1.0
+        return fitting * (1 - prevalence(span.text))
+
+    wants_end = 1 if asked.terms & _ENDS else -1 if asked.terms & _STARTS else 0
+
+    def end_fit(span: _Span) -> float:
+        """Of "1 May 1900 – 2 June 1960", the second date answers when someone died."""
+        return 1.0 if not span.in_range or not wants_end or span.in_range == wants_end else WRONG_END_SHARE
+
+    # Per phrase, its best score in each sentence it was read from.
+    scores: dict[str, dict[int, tuple[float, Statement]]] = defaultdict(dict)
+    parsed = {}
+
+    def record(span: _Span, sentence: int, score: float, statement: Statement) -> None:
+        if score > scores[span.key].get(sentence, (0.0,))[0]:
+            scores[span.key][sentence] = (score, statement)
+
+    def parse(i: int):
+        if i not in parsed:
+            sentence = candidates[i][0]
+            tokens = _tokens(sentence)
+            found, names = _spans(sentence, kind, known)
+            parsed[i] = (tokens, [s for s in found if not asked.asked(s)], [s for s in names if not asked.asked(s)])
+        return parsed[i]
+
+    for i in ranked:
+        tokens, found, _ = parse(i)
+        # A person or a name stands beside the noun asked for ("Scrooge's *nephew*"); a place,
+        # date or number beside any of the question's words ("born in").
+        by_focus = kind in (PERSON, NAME)
+        anchors, beside_focus = asked.anchors(tokens, by_focus)
+        placed = 1.0 if beside_focus or not by_focus else OFF_FOCUS_SHARE
+        placed *= 1.0 if grounded[i] else UNGROUNDED_SHARE
+        for span in found:
+            score = support[i] * placed * _closeness(span, anchors) * fit(span) * end_fit(span)
+            record(span, i, score, Statement(span.text, Support(*candidates[i])))
+    # Two hops: a name of a well-covering sentence, followed to the sentences that spell it
+    # and cover more of the question together with the first.
+    for i in [i for i in ranked if grounded[i]][:TOP_BRIDGE_SENTENCES]:
+        _, _, bridges = parse(i)
+        for bridge in bridges:
+            spelled = bridge.text.casefold()
+            for j, (sentence, citation) in enumerate(candidates):
+                if j == i or spelled not in folded[j]:
+                    continue
+                together = scorer.coverage_terms(terms[i] | terms[j])
+                if together < support[i] + MIN_BRIDGE_GAIN:
+                    continue
+                tokens, found, _ = parse(j)
+                anchors = [k for k, (token, _, _) in enumerate(tokens) if token.casefold() in spelled.split()]
+                for span in found:
+                    if bridge.key in span.key or span.key in bridge.key:
+                        continue
+                    specific = 1 - prevalence(bridge.text)  # a name found everywhere links nothing
+                    score = (
+                        BRIDGE_DISCOUNT * specific * together * _closeness(span, anchors) * fit(span) * end_fit(span)
+                    )
+                    record(
+                        span,
+                        j,
+                        score,
+                        Statement(span.text, Support(sentence, citation), bridge.text, Support(*candidates[i])),
+                    )
+    if not scores:
+        return None
+
+    def total(found: dict[int, tuple[float, Statement]]) -> float:
+        ordered = sorted((score for score, _ in found.values()), reverse=True)
+        return ordered[0] + REPEAT_SHARE * sum(ordered[1 : 1 + REPEATS])
+
+    best = max(scores.values(), key=total)
+    return _with_alias(max(best.values(), key=lambda found: found[0])[1])
+
+
+_BRACKETED = r"\s*\(\s*[\"“']?{}[\"”']?\s*\)"
+
+
+def _with_alias(statement: Statement) -> Statement:
+    """The answer with the other name its sentence gives it in brackets, as in a list of
+    characters or a biography's first line: 'Tim Cratchit ("Tiny Tim")'."""
+    sentence, answer = statement.support.sentence, re.escape(statement.answer)
+    after = re.search(answer + _BRACKETED.format(r"([^()\"”']{2,60})"), sentence)
+    if after is not None and after.group(1)[:1].isupper():
+        return replace(statement, answer=f"{statement.answer} ({after.group(1).strip()})")
+    before = re.search(r"((?:[A-Z][\w.'’-]*\s+){0,3}[A-Z][\w'’-]*)" + _BRACKETED.format(answer), sentence)
+    if before is not None:
+        return replace(statement, answer=f"{before.group(1)} ({statement.answer})")
+    return statement

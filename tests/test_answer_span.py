@@ -1,0 +1,144 @@
+"""The phrase an offline answer states: plain functions over evidence sentences."""
+
+import pytest
+
+from graphrag_query.answer_span import NAME, NUMBER, PERSON, PLACE, TIME, expected_kind, state_answer, state_answers
+from graphrag_query.relevance import RelevanceScorer
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("Who is Scrooge's clerk?", PERSON),
+        ("How many spirits will haunt him?", NUMBER),
+        ("When did Lothair II's mother die?", TIME),
+        ("On what night does the ghost come?", TIME),
+        ("What is the date of death of the director of film Madame?", TIME),
+        ("Where was the director of film Blue Harbour born?", PLACE),
+        ("What is the place of birth of the performer of song Changed It?", PLACE),
+        ("In what city does the story take place?", PLACE),
+        ("What is the name of Scrooge's nephew?", NAME),
+        ("Which spirit shows Scrooge the Cratchits' dinner?", NAME),
+        ("Why did John Middleton Murry's wife die?", None),
+        ("What does Scrooge do for Bob the day after Christmas?", None),
+    ],
+)
+def test_the_question_form_says_what_kind_of_phrase_answers_it(question, kind):
+    assert expected_kind(question) == kind
+
+
+def _answer(question, sentences, **names):
+    candidates = [(sentence, f"Sources ({number})") for number, sentence in enumerate(sentences)]
+    return state_answer(question, candidates, RelevanceScorer(question, sentences), **names)
+
+
+DISTRACTORS = [
+    "The harbour master of Gullwing kept the pier lamps lit all winter.",
+    "Tomas Berg wrote about the fishing fleet of the northern coast.",
+    "Gullwing Pier was rebuilt after the storm of 1931.",
+]
+
+
+def test_a_who_question_is_answered_by_the_name_beside_its_focus_not_by_the_name_it_asks_about():
+    statement = _answer(
+        "Who is Scrooge's clerk?",
+        [*DISTRACTORS, "Bob Cratchit, clerk to Ebenezer Scrooge.", "Scrooge sat in his counting-house."],
+    )
+    assert statement.answer == "Bob Cratchit"
+    assert statement.support.sentence == "Bob Cratchit, clerk to Ebenezer Scrooge." and statement.support.citation
+    assert statement.line().startswith('Answer: Bob Cratchit, from "Bob Cratchit, clerk to Ebenezer Scrooge."')
+
+
+def test_a_how_many_question_is_answered_by_the_number_beside_the_thing_counted():
+    statement = _answer(
+        "How many spirits will haunt Scrooge?",
+        [*DISTRACTORS, "'You will be haunted,' resumed the Ghost, 'by Three Spirits.'", "He died seven years ago."],
+    )
+    assert statement.answer == "Three"
+
+
+def test_a_when_question_is_answered_by_a_date_as_written():
+    statement = _answer(
+        "When did Ermengarde of Tours die?", [*DISTRACTORS, "Ermengarde of Tours died on 20 March 851 in Italy."]
+    )
+    assert statement.answer == "20 March 851"
+
+
+def test_a_two_hop_answer_is_read_through_the_bridge_name_and_cites_both_sentences():
+    statement = _answer(
+        "Where was the director of film Blue Harbour born?",
+        [
+            *DISTRACTORS,
+            "Blue Harbour is a 1994 drama film directed by Lucia Ferro.",
+            "Lucia Ferro was born in Turin and studied painting in Milan before she made films.",
+        ],
+        type_of={"Turin": "GEO", "Milan": "GEO", "Lucia Ferro": "PERSON"}.get,
+    )
+    assert statement.answer == "Turin"
+    assert statement.through == "Lucia Ferro"
+    assert statement.bridge.sentence.startswith("Blue Harbour is a 1994 drama film")
+    assert statement.support.sentence.startswith("Lucia Ferro was born in Turin")
+    assert "through Lucia Ferro" in statement.line()
+
+
+def test_the_other_name_in_brackets_is_given_with_the_answer():
+    statement = _answer(
+        "What is the name of Bob Cratchit's youngest son?",
+        [*DISTRACTORS, 'Tim Cratchit ("Tiny Tim"), a cripple, youngest son of Bob Cratchit.'],
+        known=lambda name: name in {"Tim Cratchit", "Tiny Tim"},
+    )
+    assert statement.answer == "Tim Cratchit (Tiny Tim)"
+
+
+def test_no_phrase_is_stated_for_a_question_that_asks_for_an_explanation_or_has_no_fitting_phrase():
+    assert _answer("Why did the storm of 1931 wreck the pier?", DISTRACTORS) is None
+    assert _answer("Who repaired the Zorblax engine?", DISTRACTORS) is None
+
+
+def _answers(question, sentences, **names):
+    return state_answers(question, [(sentence, f"Sources ({n})") for n, sentence in enumerate(sentences)], **names)
+
+
+def test_a_death_date_is_the_second_date_of_a_life_span():
+    statement = _answer(
+        "When did Ermengarde of Tours die?",
+        [*DISTRACTORS, "Ermengarde of Tours (1 May 804 – 20 March 851) was the queen of the Franks."],
+    )
+    assert statement.answer == "20 March 851"
+
+
+def test_a_choice_by_date_between_two_options_names_the_option_with_both_dates():
+    films = [
+        *DISTRACTORS,
+        "Grey Coast is a 1961 Norwegian film directed by Tomas Berg.",
+        "Blue Harbour is a 1954 Italian drama film directed by Lucia Ferro.",
+    ]
+    (statement,) = _answers("Which film came out first, Grey Coast or Blue Harbour?", films)
+    assert statement.answer == "Blue Harbour" and statement.detail == "1954, against Grey Coast: 1961"
+    assert statement.line().startswith("Answer: Blue Harbour — 1954, against Grey Coast: 1961, from")
+    assert statement.support.sentence.startswith("Blue Harbour is a 1954")
+    (later,) = _answers("Which film came out later, Grey Coast or Blue Harbour?", films)
+    assert later.answer == "Grey Coast"
+
+
+def test_a_choice_through_each_options_director_reads_the_directors_dates():
+    (statement,) = _answers(
+        "Which film has the director who was born first, Grey Coast or Blue Harbour?",
+        [
+            *DISTRACTORS,
+            "Grey Coast is a 1961 Norwegian film directed by Tomas Berg.",
+            "Blue Harbour is a 1954 Italian drama film directed by Lucia Ferro.",
+            "Tomas Berg (born 3 April 1921) is a Norwegian director.",
+            "Lucia Ferro (born 9 June 1930) is an Italian director.",
+        ],
+    )
+    assert (statement.answer, statement.detail) == ("Grey Coast", "3 April 1921, against Blue Harbour: 9 June 1930")
+    assert statement.through == "Tomas Berg"
+
+
+def test_a_question_of_two_questions_gets_a_phrase_for_each():
+    statements = _answers(
+        "Who built Gullwing Pier, and when was it rebuilt?",
+        [*DISTRACTORS, "Gullwing Pier was built by Ada Lowry, an engineer from Leith."],
+    )
+    assert [s.answer for s in statements] == ["Ada Lowry", "1931"]
