@@ -12,7 +12,8 @@ variable of the caller reaches it), then asks the 27 questions of
 ``use_llm=False``, in every mode and through the router (``auto``). Per mode and question
 kind (local, multihop, global):
 
-- contains: the answer holds one of the expected answers or their aliases (case-insensitive);
+- contains: the answer holds one of the expected answers or their aliases as whole words
+  (``graphrag_assets.core.evaluation.contains_answer``, what ``graphrag-eval`` measures);
   for global questions, the share of the words a good answer uses;
 - refusals: the answer is the no-data answer;
 - context tokens and seconds per question (median).
@@ -30,15 +31,13 @@ and gold evidence present in the context.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from common import machine, write_json  # noqa: E402
-from retrieval import build_index, contains_answer, git_state, load_jsonl, run_modes  # noqa: E402
+from retrieval import build_index, git_state, load_jsonl, run_modes  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -53,27 +52,29 @@ MODES = ("auto", "local", "global", "drift", "basic")
 KINDS = ("local", "multihop", "global")
 
 
-def ask_all(reader, questions: list[dict]) -> dict:
-    from graphrag_query import search
-    from graphrag_query.result import NO_DATA_ANSWER
+def ask_all(reader, questions) -> dict:
+    """Every mode on every question, measured by the product's evaluation
+    (``graphrag_query.evaluation``: whole-word containment of an expected answer or alias,
+    the no-data answer as a refusal); per mode, the figures by question kind."""
+    from graphrag_assets.core.evaluation import contains_answer
+    from graphrag_query.evaluation import evaluate
 
+    measured = evaluate(reader, questions, MODES)
     figures = {}
     for mode in MODES:
         rows = []
-        for question in questions:
-            started = time.perf_counter()
-            result = search(question["question"], method=mode, reader=reader, use_llm=False)
-            words = [w for w in question["answers"] if w.lower() in result.answer.lower()]
+        for question, row in zip(questions, measured.filter(measured["mode"] == mode).iter_rows(named=True)):
+            words = [word for word in question.answers if contains_answer(row["answer"], [word])]
             rows.append(
                 {
-                    "id": question["id"],
-                    "kind": question["kind"],
-                    "method": result.method,
-                    "contains": contains_answer(result.answer, question["answers"]),
-                    "global_words": len(words) / len(question["answers"]),
-                    "refused": result.answer == NO_DATA_ANSWER,
-                    "context_tokens": result.usage.context_tokens,
-                    "seconds": time.perf_counter() - started,
+                    "id": question.id,
+                    "kind": question.kind,
+                    "method": row["method"],
+                    "contains": row["answer_contains"],
+                    "global_words": len(words) / len(question.answers),
+                    "refused": row["refused"],
+                    "context_tokens": row["context_tokens"],
+                    "seconds": row["seconds"],
                 }
             )
         by_kind = {}
@@ -165,7 +166,9 @@ def main() -> int:
     from graphrag_query import IndexReader
 
     reader = IndexReader(str(work / "index.duckdb"), CORPUS).load()
-    questions = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
+    from graphrag_assets.core.evaluation import read_questions
+
+    questions = read_questions(QUESTIONS)
     figures = ask_all(reader, questions)
     result = {
         "command": " ".join([".venv/bin/python", "bench/answers.py", *sys.argv[1:]]),

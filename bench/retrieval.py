@@ -43,6 +43,9 @@ from pathlib import Path
 
 from common import git, machine, write_json  # noqa: E402
 
+from graphrag_assets.core.evaluation import Question, contains_answer, gold_present
+from graphrag_query.evaluation import context_documents, distinct
+
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "corpus" / "2wiki-101"
 CORPUS = "2wiki"
@@ -107,12 +110,6 @@ def presence_figures(present: list[list[bool]], tokens: list[float], seconds: li
     }
 
 
-def contains_answer(answer: str, expected: list[str]) -> bool:
-    """The answer holds one of the expected answers or their aliases (case-insensitive)."""
-    text = answer.casefold()
-    return any(option.casefold() in text for option in expected)
-
-
 def stated_lines(answer: str) -> str:
     """An extractive answer's stated phrases (its "Answer: ..." lines, without the quoted
     sentence that follows each phrase), else the whole answer (a model's)."""
@@ -120,10 +117,6 @@ def stated_lines(answer: str) -> str:
     if not lines:
         return answer
     return "\n".join(re.split(r", (?:from|through) | — ", line, maxsplit=1)[0] for line in lines)
-
-
-def distinct(items) -> list:
-    return list(dict.fromkeys(x for x in items if x is not None))
 
 
 # ---------------------------------------------------------------- BM25
@@ -308,17 +301,6 @@ class Modes:
         return distinct(result.context["sources"]["document_id"].to_list())
 
 
-def context_documents(result, unit_document: dict[str, str]) -> list[str] | None:
-    """Document ids of the text units in the context, in order; None when the mode puts no
-    ``sources`` in its context."""
-    sources = result.context.get("sources")
-    if sources is None:
-        return None
-    if "document_id" in sources.columns:
-        return distinct(sources["document_id"].to_list())
-    return distinct(unit_document.get(u) for u in sources["id"].to_list())
-
-
 def run_modes(reader, questions: list[dict], budgets=BUDGETS, modes=MODES, progress=print) -> dict:
     """Every mode at every budget for every question: the figures, and per question the gold
     passages present at 4k (or the middle budget) and the mode auto chose."""
@@ -356,7 +338,7 @@ def run_modes(reader, questions: list[dict], budgets=BUDGETS, modes=MODES, progr
                     titles = set()
                 else:
                     titles = {title_of.get(d) for d in documents_in}
-                present = [g in titles for g in gold]
+                present = gold_present(Question(question["id"], text, gold_titles=tuple(gold)), [], titles)
                 run = runs[mode][budget]
                 run["present"].append(present)
                 if question.get("answers"):

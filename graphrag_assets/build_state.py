@@ -31,8 +31,9 @@ class CorpusWork:
     rebuild: tuple[str, ...] = ()
 
 
-MIRROR_ASSETS = ("embeddings", "published_index")  # vectors come from DuckDB; nothing is embedded again
-PUBLISH_ASSETS = ("published_index",)
+# A build is evaluated (when its corpus has questions) right before it is published.
+PUBLISH_ASSETS = ("evaluations", "published_index")
+MIRROR_ASSETS = ("embeddings", *PUBLISH_ASSETS)  # vectors come from DuckDB; nothing is embedded again
 # llm_failures scopes of graph stages: "<corpus>#summary", "<corpus>#report".
 GRAPH_FAILURE_SCOPE = r"#(summary|report)$"
 

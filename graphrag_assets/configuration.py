@@ -458,6 +458,48 @@ OTHER_SETTINGS = (
         (RUNTIME, QUERY),
     ),
     Setting(
+        "GRAPHRAG_EVAL_QUESTIONS",
+        str,
+        None,
+        (
+            "questions each published build of a corpus is evaluated with (`graphrag-eval`'s default too): "
+            "`CORPUS=FILE` pairs separated by commas, or one FILE for every corpus; JSONL with `question`, optional "
+            "`answers`, `gold_titles`, `gold_ids` (unset: no evaluation)"
+        ),
+        (RUNTIME, QUERY),
+    ),
+    Setting(
+        "GRAPHRAG_EVAL_MODES",
+        str,
+        "basic,local,global,drift",
+        "query modes the evaluation asks in, comma-separated (`auto` too)",
+        (RUNTIME, QUERY),
+    ),
+    Setting(
+        "GRAPHRAG_EVAL_LLM",
+        bool,
+        False,
+        "the evaluation's answers are written by the configured model (unset: extractive, no calls)",
+        (RUNTIME, QUERY),
+    ),
+    Setting(
+        "GRAPHRAG_EVAL_MAX_DROP",
+        float,
+        5.0,
+        (
+            "percentage points a mode's answer or evidence rate may fall below the previous build's before the "
+            "`answers_did_not_regress` check fails"
+        ),
+        (RUNTIME,),
+    ),
+    Setting(
+        "GRAPHRAG_EVAL_BLOCKS_PUBLISHING",
+        bool,
+        False,
+        "a build whose answers regressed is not published (readers keep the previous one); unset: a warning",
+        (RUNTIME,),
+    ),
+    Setting(
         "GRAPHRAG_LOCK_WAIT_SECONDS",
         float,
         600.0,

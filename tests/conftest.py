@@ -22,6 +22,7 @@ OFFLINE_CHECKS = [
     ("communities", "members_exist"),
     ("community_reports", "every_community_has_a_report"),
     ("embeddings", "vector_dimensions_consistent"),
+    ("evaluations", "answers_did_not_regress"),
 ]
 
 

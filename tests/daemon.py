@@ -23,6 +23,7 @@ GRAPH_ASSETS = [
     "communities",
     "community_reports",
     "embeddings",
+    "evaluations",
     "published_index",
 ]
 

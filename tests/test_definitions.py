@@ -32,7 +32,7 @@ def test_lineage_edges():
     graph = _graph()
     parents = {
         name: {key.path[-1] for key in graph.get(AssetKey(name)).parent_keys}
-        for name in ARTIFACTS + ["extractions", "published_index"]
+        for name in ARTIFACTS + ["extractions", "evaluations", "published_index"]
     }
     assert parents == {
         "text_units": {"documents"},
@@ -42,7 +42,15 @@ def test_lineage_edges():
         "communities": {"entities", "relationships"},
         "community_reports": {"communities", "entities", "relationships"},
         "embeddings": {"text_units", "entities", "community_reports"},
-        "published_index": {"embeddings", "community_reports", "communities", "entities", "relationships"},
+        "evaluations": {"embeddings"},
+        "published_index": {
+            "evaluations",
+            "embeddings",
+            "community_reports",
+            "communities",
+            "entities",
+            "relationships",
+        },
     }
     # A corpus depends on every source partition; its rows are scoped by the corpus column.
     assert isinstance(graph.get_partition_mapping(AssetKey("text_units"), AssetKey("documents")), AllPartitionMapping)

@@ -22,7 +22,7 @@ from .index_equality import assert_same_index
 from .test_cli import _run
 
 SOURCES = 7  # files of the sample corpus
-ALL_ASSETS = [asset for stage in STAGES for asset in STAGE_ASSETS[stage]] + ["published_index"]
+ALL_ASSETS = [asset for stage in STAGES for asset in STAGE_ASSETS[stage]] + ["evaluations", "published_index"]
 
 
 def _materializations(instance) -> dict[str, int]:
@@ -67,7 +67,7 @@ def test_a_stage_code_version_change_redoes_that_stage_and_what_follows_only(
     assert work == {
         "default": CorpusWork(
             f"clustering code changed (version {version - 1} -> {version})",
-            ("communities", "community_reports", "embeddings", "published_index"),
+            ("communities", "community_reports", "embeddings", "evaluations", "published_index"),
         )
     }
     _, report = index(input_dir)
@@ -77,11 +77,12 @@ def test_a_stage_code_version_change_redoes_that_stage_and_what_follows_only(
         "communities",
         "community_reports",
         "embeddings",
+        "evaluations",
         "published_index",
     }
     assert all(
         after[asset] == counts[asset] + 1
-        for asset in ["communities", "community_reports", "embeddings", "published_index"]
+        for asset in ["communities", "community_reports", "embeddings", "evaluations", "published_index"]
     )
     for table, rows in _rows(settings.database).items():
         assert rows.equals(before[table]), table

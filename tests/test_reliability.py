@@ -103,7 +103,7 @@ def test_sigkill_while_publishing_a_first_index_then_the_rerun_publishes_it(tmp_
 
     rerun = indexer.run()
     assert rerun.returncode == 0, rerun.stderr[-3000:]
-    assert "published_index (last build not published)" in rerun.stdout
+    assert "evaluations + published_index (last build not published)" in rerun.stdout
     assert "no work" not in rerun.stdout
     built = indexer.query("SELECT corpus, epoch_us(built_at) AS stamp FROM corpus_builds")
     assert published_builds(indexer.database) == dict(built.iter_rows())
@@ -155,7 +155,7 @@ def test_deleted_vector_mirror_is_rebuilt_from_duckdb_without_embedding_again(tm
 
     rerun = indexer.run()
     assert rerun.returncode == 0, rerun.stderr[-3000:]
-    assert "embeddings + published_index (vectors missing" in rerun.stdout
+    assert "embeddings + evaluations + published_index (vectors missing" in rerun.stdout
     assert len(endpoint.requests) == requests_before  # no completion, no embedding request
     import lancedb
 

@@ -127,7 +127,7 @@ def test_consistency_pass_finishes_a_build_that_was_not_published(index, input_d
     pointer_path(settings.database).unlink()
     requests = consistency_sensor(build_sensor_context(instance=instance))
     assert [(r.job_name, r.partition_key, r.asset_selection) for r in requests] == [
-        ("build_graph", "default", [AssetKey("published_index")])
+        ("build_graph", "default", [AssetKey("evaluations"), AssetKey("published_index")])
     ]
 
     code = "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('open', flush=True); sys.stdin.read()"

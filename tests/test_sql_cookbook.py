@@ -12,6 +12,7 @@ import duckdb
 import polars as pl
 import pytest
 
+from graphrag_assets.core.evaluation import Question, with_build
 from graphrag_assets.defs.metadata import table_metadata
 from graphrag_assets.llm.cache import CacheRow, CallSite, LLMCache, call_record
 from graphrag_assets.llm.prices import ModelPrice
@@ -19,7 +20,9 @@ from graphrag_assets.storage.duckdb_store import IndexStore
 from graphrag_assets.storage.schema import LLM_FAILURE_COLUMNS, SOURCE_ERROR_COLUMNS, TABLES, column_description
 from graphrag_assets.storage.snapshot import read_pointer
 from graphrag_assets.storage.views import MACROS, VIEWS, describe_for_sql_users
+from graphrag_query import IndexReader
 from graphrag_query.call_log import QueryCallLog
+from graphrag_query.evaluation import evaluate
 
 from .conftest import REPO
 
@@ -60,6 +63,16 @@ def snapshot(sample_index, tmp_path_factory) -> str:
     copy = tmp_path_factory.mktemp("cookbook") / "snapshot.duckdb"
     shutil.copyfile(read_pointer(sample_index.database)["snapshot"], copy)
     now = dt.datetime.now(dt.UTC)
+    # The sample's build asked two questions (the second one it cannot answer), as an
+    # evaluated build records them.
+    questions = [
+        Question("operations", "Who is the operations manager of Calder Shipping?", answers=("Elena Marsh",)),
+        Question("mural", "Who painted the mural in the ferry terminal?", answers=("Ottoline Brecker",)),
+    ]
+    reader = IndexReader(str(copy), "default").load()
+    evaluated = with_build(
+        evaluate(reader, questions, ("basic", "local")), "default", reader.table("corpus_builds")["built_at"][0]
+    )
     query_log = QueryCallLog(copy, "default")
     query_log.append(QUERY_CALLS, "local_search")
     with IndexStore(copy) as store:
@@ -85,6 +98,7 @@ def snapshot(sample_index, tmp_path_factory) -> str:
                 "recorded_at": now,
             }
             tx.replace("source_errors", pl.DataFrame([error], schema=SOURCE_ERROR_COLUMNS), [UNREADABLE])
+            tx.replace("evaluations", evaluated, evaluated["build_id"].unique().to_list())
     return str(copy)
 
 

@@ -4,7 +4,7 @@
 from dagster import Definitions, load_assets_from_modules
 
 from ..settings import IndexSettings
-from .assets import graph, sources, text_units_and_extractions
+from .assets import evaluations, graph, sources, text_units_and_extractions
 from .jobs import build_graph_job, executor_for, index_sources_job
 from .resources import EmbeddingResource, IndexDatabase, LLMResource
 from .sensors import consistency_sensor, graph_automation_sensor, source_files_sensor
@@ -12,7 +12,7 @@ from .sensors import consistency_sensor, graph_automation_sensor, source_files_s
 
 def build_definitions(settings: IndexSettings) -> Definitions:
     return Definitions(
-        assets=load_assets_from_modules([sources, text_units_and_extractions, graph]),
+        assets=load_assets_from_modules([sources, text_units_and_extractions, graph, evaluations]),
         jobs=[index_sources_job, build_graph_job],
         sensors=[source_files_sensor, graph_automation_sensor, consistency_sensor],
         resources={

@@ -10,8 +10,9 @@ and the function's result in its ``check_results``.
 from __future__ import annotations
 
 import polars as pl
-from dagster import AssetCheckResult, AssetCheckSpec, MetadataValue
+from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, MetadataValue
 
+from ..core.evaluation import Comparison
 from ..storage.duckdb_store import IndexStore
 
 
@@ -129,3 +130,56 @@ def calls_succeeded(spec: AssetCheckSpec, failures: pl.DataFrame) -> AssetCheckR
     """``failures``: llm_failures rows (scope, stage, item_id, error)."""
     lines = [f"{f['scope']} / {f['stage']} / {f['item_id']}: {f['error']}" for f in failures.iter_rows(named=True)]
     return _result(spec, failures.is_empty(), {"failed": _listing(lines)})
+
+
+# Failed with severity ERROR when GRAPHRAG_EVAL_BLOCKS_PUBLISHING is set, and then
+# published_index refuses the build (on every later try too, as it decides from the
+# evaluations table); else a warning.
+ANSWERS_DID_NOT_REGRESS = AssetCheckSpec(
+    "answers_did_not_regress",
+    asset="evaluations",
+    description=(
+        "No query mode answers or finds evidence worse than on the previous build by more than "
+        "GRAPHRAG_EVAL_MAX_DROP points than on the build readers have; the questions that got worse are listed."
+    ),
+)
+
+
+def answers_did_not_regress(
+    comparison: Comparison | None, blocks_publishing: bool, metadata: dict, problem: str | None = None
+) -> AssetCheckResult:
+    """``comparison``: this build against the previous one (None: nothing to compare with);
+    ``problem``: why the build could not be evaluated (an unreadable questions file), a
+    warning that never blocks."""
+    if problem is not None:
+        return AssetCheckResult(
+            check_name=ANSWERS_DID_NOT_REGRESS.name,
+            asset_key=ANSWERS_DID_NOT_REGRESS.asset_key,
+            passed=False,
+            severity=AssetCheckSeverity.WARN,
+            metadata=metadata | {"problem": problem},
+        )
+    passed = comparison is None or comparison.passed
+    details = {}
+    if comparison is not None:
+        details = {
+            "drops": _listing(comparison.drops),
+            "questions_regressed": comparison.regressed.height,
+            "regressed_questions": regressed_listing(comparison),
+        }
+    return AssetCheckResult(
+        check_name=ANSWERS_DID_NOT_REGRESS.name,
+        asset_key=ANSWERS_DID_NOT_REGRESS.asset_key,
+        passed=passed,
+        severity=AssetCheckSeverity.ERROR if blocks_publishing else AssetCheckSeverity.WARN,
+        metadata=metadata | details,
+    )
+
+
+def regressed_listing(comparison: Comparison) -> MetadataValue:
+    return _listing(
+        [
+            f"{row['mode']} / {row['question_id']} ({row['question']}): {row['what']}"
+            for row in comparison.regressed.iter_rows(named=True)
+        ]
+    )

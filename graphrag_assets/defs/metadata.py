@@ -105,6 +105,12 @@ def kept_and_changed(before: pl.Series, after: pl.Series) -> dict[str, int]:
     return {"kept": kept, "new_or_changed": after.len() - kept, "gone": int((~before.is_in(after.implode())).sum())}
 
 
+def svg_image(svg: str, title: str, caption: str = "") -> MetadataValue:
+    """An SVG picture shown in the UI: a markdown image with a data: URI."""
+    encoded = base64.b64encode(svg.encode()).decode()
+    return MetadataValue.md(f"![{title}](data:image/svg+xml;base64,{encoded})" + (f"\n\n{caption}" if caption else ""))
+
+
 def picture_metadata(pictures: GraphPictures) -> dict:
     """Links to the community maps and the GraphML, and the coarsest map inline: Dagster's
     UI renders a markdown image with a data: URI (the files need access to this machine)."""
@@ -114,8 +120,5 @@ def picture_metadata(pictures: GraphPictures) -> dict:
     if pictures.maps:
         level = min(pictures.maps)
         path, caption = pictures.maps[level]
-        encoded = base64.b64encode(path.read_bytes()).decode()
-        metadata["community_map"] = MetadataValue.md(
-            f"![Communities, level {level}](data:image/svg+xml;base64,{encoded})\n\n{caption}"
-        )
+        metadata["community_map"] = svg_image(path.read_text(), f"Communities, level {level}", caption)
     return metadata | {"graphml_for_gephi": MetadataValue.path(str(pictures.graphml))}

@@ -19,6 +19,7 @@ from ..core.claims import COVARIATE_COLUMNS
 from ..core.communities import COMMUNITY_COLUMNS
 from ..core.content import WRAPPING_COLUMNS
 from ..core.embedding import EMBEDDING_COLUMNS
+from ..core.evaluation import EVALUATION_COLUMNS
 from ..core.extraction.records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS
 from ..core.graph import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS
 from ..core.inputs import DOCUMENT_COLUMNS
@@ -216,6 +217,17 @@ TABLES = {
             "corpus",
             ("corpus",),
             "Last complete graph build of each corpus: the sources and the stage fingerprints it saw.",
+        ),
+        Table(
+            "evaluations",
+            EVALUATION_COLUMNS,
+            "build_id",
+            ("build_id", "mode", "question_id"),
+            (
+                "Answer quality of each build of a corpus with a questions file (GRAPHRAG_EVAL_QUESTIONS): one row "
+                "per build, query mode and question. Joins corpus_builds on (corpus, built_at) while the build is "
+                "the corpus's last."
+            ),
         ),
         # Declared here although only the LLM client writes it, so that every index has it
         # (the SQL views of LLM usage read it, offline indexes included).
@@ -429,6 +441,35 @@ COLUMN_DESCRIPTIONS = {
             "JSON: stage -> code version and hash of the settings it read (graphrag_assets.fingerprints)."
         ),
         "built_at": "When the build completed.",
+    },
+    "evaluations": {
+        "build_id": "The build evaluated: '<corpus>@<corpus_builds.built_at in epoch microseconds>'.",
+        "built_at": "corpus_builds.built_at of the build evaluated.",
+        "mode": "Query mode asked: basic, local, global, drift or auto.",
+        "question_id": "The question's id in the questions file (its line number when it has none).",
+        "question": "The question as asked.",
+        "kind": "The question's kind in the questions file, if it gives one (e.g. local, multihop, global).",
+        "method": "The mode that answered (for auto, the one it routed to).",
+        "answer": "The answer a user would have read.",
+        "generated_by": "'extractive' (offline) or the model that wrote the answer.",
+        "answer_contains": (
+            "The answer states one of the question's expected answers or aliases, as whole words (case, accents and "
+            "punctuation ignored); NULL when the question has none."
+        ),
+        "refused": "The answer is the no-data answer.",
+        "gold_documents": (
+            "Gold documents the question names: gold_titles, and gold_ids (documents.id or the source file's path "
+            "in the corpus); NULL when none."
+        ),
+        "gold_present_2k": (
+            "Share of the gold documents with a text unit in the context the mode builds offline at 2,000 tokens; "
+            "NULL without gold documents, or for a mode whose context holds no text units."
+        ),
+        "gold_present_4k": "As gold_present_2k, at 4,000 tokens.",
+        "gold_present_8k": "As gold_present_2k, at 8,000 tokens.",
+        "context_tokens": "Context tokens of the answer's search.",
+        "seconds": "Wall time of the answer's search.",
+        "evaluated_at": "When the evaluation ran.",
     },
     "llm_cache": {
         "key": "Hash of model, messages, parameters, schema and prompt version.",

@@ -148,12 +148,17 @@ def _snapshot_file(database: Path, stamp: dt.datetime, suffix: str) -> Path:
     return folder / f"{database.stem}.{stamp.strftime('%Y%m%dT%H%M%S%f')}.{suffix}"
 
 
-def _copy_of_the_file(database: Path, stamp: dt.datetime, query_calls: Path) -> dict:
+def _checkpointed_copy(database: Path, target: Path) -> None:
+    """Copy the DuckDB file, closed by its writer, with everything its WAL holds."""
     with duckdb.connect(str(database)) as connection:
         connection.execute("CHECKPOINT")
+    shutil.copyfile(database, target)
+
+
+def _copy_of_the_file(database: Path, stamp: dt.datetime, query_calls: Path) -> dict:
     target = _snapshot_file(database, stamp, "duckdb")
     partial = target.with_suffix(".partial")
-    shutil.copyfile(database, partial)
+    _checkpointed_copy(database, partial)
     # Comments, views and macros for SQL users go into the copy, from the code publishing it
     # (see storage/views.py); closing the connection checkpoints them into the file. Imported
     # here: readers import this module for read_pointer, and the views' schema code would
@@ -164,6 +169,15 @@ def _copy_of_the_file(database: Path, stamp: dt.datetime, query_calls: Path) -> 
         describe_for_sql_users(snapshot, str(query_calls.resolve()))
     os.replace(partial, target)
     return {"snapshot": str(target.resolve())}
+
+
+def copy_for_evaluation(database: Path, folder: Path) -> Path:
+    """A copy of the DuckDB index as it is now (closed by its writer), in ``folder``, for
+    readers to ask before the build is published: beside it no pointer, so a reader opens
+    the copy itself."""
+    target = folder / database.name
+    _checkpointed_copy(database, target)
+    return target
 
 
 def _lake_snapshot(location: IndexLocation, stamp: dt.datetime, query_calls: Path) -> dict:

@@ -248,6 +248,42 @@ VIEWS = [
         """,
     ),
     View(
+        "evaluation_trend",
+        (
+            "Answer quality per build and query mode, oldest build first (table evaluations): the shares of answers "
+            "stating an expected answer and of gold documents in the context, refusals, latency, and the change "
+            "since the corpus's previous build."
+        ),
+        taken_from("evaluations", corpus="corpus", build_id="build_id", built_at="built_at", mode="mode")
+        | {
+            "questions": "Questions asked.",
+            "answer_contains": "Share of the questions with expected answers whose answer states one.",
+            "refusals": "Answers that were the no-data answer.",
+            "gold_present_2k": "Share of gold documents in the context at 2,000 tokens (questions with gold).",
+            "gold_present_4k": "As gold_present_2k, at 4,000 tokens.",
+            "gold_present_8k": "As gold_present_2k, at 8,000 tokens.",
+            "median_seconds": "Median wall time of an answer.",
+            "answer_contains_change": "answer_contains minus the previous build's (NULL for the first).",
+            "gold_present_4k_change": "gold_present_4k minus the previous build's (NULL for the first).",
+        },
+        """
+        WITH per_build AS (
+            SELECT corpus, build_id, any_value(built_at) AS built_at, mode, count(*) AS questions,
+                   avg(answer_contains::INTEGER) AS answer_contains, count(*) FILTER (WHERE refused) AS refusals,
+                   avg(gold_present_2k) AS gold_present_2k, avg(gold_present_4k) AS gold_present_4k,
+                   avg(gold_present_8k) AS gold_present_8k, median(seconds) AS median_seconds
+            FROM evaluations
+            GROUP BY corpus, build_id, mode
+        )
+        SELECT *,
+               answer_contains - lag(answer_contains) OVER build_order AS answer_contains_change,
+               gold_present_4k - lag(gold_present_4k) OVER build_order AS gold_present_4k_change
+        FROM per_build
+        WINDOW build_order AS (PARTITION BY corpus, mode ORDER BY built_at)
+        ORDER BY corpus, built_at, mode
+        """,
+    ),
+    View(
         "llm_cost_by_corpus_stage_and_model",
         (
             "What LLM and embedding calls cost, per corpus, indexing stage or query mode, and model: the calls of "

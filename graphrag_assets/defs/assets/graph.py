@@ -14,6 +14,7 @@ import polars as pl
 from dagster import (
     AssetExecutionContext,
     AssetSpec,
+    Failure,
     MaterializeResult,
     MetadataValue,
     asset,
@@ -23,6 +24,7 @@ from dagster import (
 from graphrag_common.ids import keep_short_ids
 from graphrag_common.lexical import search_term_rows
 
+from ...configuration import value_of
 from ...core.claims import resolve_claims
 from ...core.communities import detect_communities, ego_node, stabilize_numbers
 from ...core.embedding import EMBEDDING_COLUMNS, embed_missing, embedding_inputs, entity_inputs
@@ -50,6 +52,7 @@ from ..checks import (
     endpoints_are_entities,
     every_community_has_a_report,
     members_exist,
+    regressed_listing,
     vector_dimensions_consistent,
 )
 from ..metadata import (
@@ -61,6 +64,7 @@ from ..metadata import (
     tables_metadata,
 )
 from ..resources import EmbeddingResource, IndexDatabase, LLMResource
+from .evaluations import against_published_build
 from .shared import (
     EPOCH,
     GRAPH_ASSET_OPTIONS,
@@ -411,11 +415,12 @@ def embeddings(
 
 
 @asset(
-    deps=["embeddings", "community_reports", "communities", "entities", "relationships"],
+    deps=["evaluations", "embeddings", "community_reports", "communities", "entities", "relationships"],
     code_version="published_index-v2",
     description=(
         "A read-only snapshot of the index after a complete graph build, swapped in atomically "
-        "for readers (graphrag_query), with the LanceDB table versions of the same moment."
+        "for readers (graphrag_query), with the LanceDB table versions of the same moment; with "
+        "GRAPHRAG_EVAL_BLOCKS_PUBLISHING, not for a build whose answers regressed (evaluations)."
     ),
     kinds={"duckdb"},
     automation_condition=FOLLOW_SOURCES,
@@ -425,6 +430,19 @@ def published_index(
     context: AssetExecutionContext, settings: IndexSettings, database: IndexDatabase
 ) -> MaterializeResult:
     corpus = context.partition_key
+    if value_of("GRAPHRAG_EVAL_BLOCKS_PUBLISHING"):
+        with database.store() as store:
+            verdict = against_published_build(store, settings, corpus)
+        if verdict is not None and not verdict.comparison.passed:
+            raise Failure(
+                f"build of corpus {corpus!r} not published: its answers regressed against {verdict.previous_build} "
+                f"({'; '.join(verdict.comparison.drops)}; questions that got worse: "
+                f"{', '.join(verdict.comparison.regressed['question_id'].unique(maintain_order=True))}); readers "
+                "keep the build they have. Unset "
+                "GRAPHRAG_EVAL_BLOCKS_PUBLISHING to publish it anyway.",
+                metadata={"regressed_questions": regressed_listing(verdict.comparison)},
+                allow_retries=False,
+            )
     pointer = publish_snapshot(database.location, settings.vectors, corpus)
     # Counted in the snapshot itself: what readers see, not what the index holds by now.
     with open_published(pointer) as snapshot:
