@@ -42,7 +42,19 @@ from graphrag_common.ids import content_hash
 from graphrag_common.tokens import count_tokens, get_encoding
 
 from .cache import CacheRow, CallSite, LLMCache, LLMCall, call_record
-from .errors import BudgetExhausted, EndpointRefused, LLMError, StatusError, describe, refusal, transport_error
+from .errors import (
+    REFUSED_ALIKE,
+    BudgetExhausted,
+    EndpointRefused,
+    LLMError,
+    StatusError,
+    causes,
+    describe,
+    invalid_request,
+    refusal,
+    refused_alike,
+    transport_error,
+)
 from .models import schema_of
 from .rate_limit import RateLimiter
 from .settings import LLMSettings
@@ -110,6 +122,7 @@ class LLMClient:
         self._ahead: list[str] = []  # texts to embed ahead, not sent yet
         self._ahead_requests: list[asyncio.Task] = []
         self._refused: EndpointRefused | None = None  # once refused, every call fails at once
+        self._refusals: dict[tuple, int] = {}  # (stage, status, message) -> calls refused so far
 
     def _bind_loop(self) -> None:
         """HTTP connections, concurrency slots, the limiter and embed-ahead requests belong
@@ -225,6 +238,7 @@ class LLMClient:
                 cause = transport_error(error)
                 if cause is None or attempt == self.settings.max_retries:
                     stats.failures += 1
+                    self._stop_if_refused_alike(stage, error)
                     raise LLMError(
                         self._redact(f"{stage} call failed after {attempt + 1} attempt(s): {describe(error)}")
                     ) from None
@@ -234,6 +248,18 @@ class LLMClient:
                     delay = min(60.0, 0.5 * 2**attempt) * random.uniform(0.5, 1.5)
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable")
+
+    def _stop_if_refused_alike(self, stage: str, error: BaseException) -> None:
+        """Stops the run (``EndpointRefused``) once ``REFUSED_ALIKE`` calls of a stage that
+        has had no answer yet were refused with one same invalid-request error."""
+        refused = next((cause for cause in causes(error) if invalid_request(cause)), None)
+        if refused is None or self.usage.stage(stage).calls:
+            return
+        alike = (stage, refused.status_code, refused.message)
+        self._refusals[alike] = self._refusals.get(alike, 0) + 1
+        if self._refusals[alike] >= REFUSED_ALIKE:
+            self._refused = EndpointRefused(self._redact(str(refused_alike(refused, stage, self.settings))))
+            raise self._refused from None
 
     # -- completions ------------------------------------------------------------------
     def _request(
@@ -299,7 +325,13 @@ class LLMClient:
 
         async def call():
             return await structured(
-                self.chat_api, self.settings.mode, request.model, messages, response_model, self.settings.max_repairs
+                self.chat_api,
+                self.settings.mode,
+                request.model,
+                messages,
+                response_model,
+                self.settings.max_repairs,
+                self.settings.max_tokens_for(stage),
             )
 
         result, prompt_tokens, completion_tokens = await self._with_retries(
@@ -325,7 +357,7 @@ class LLMClient:
             return
         stream, first = await self._with_retries(
             stage,
-            lambda: self._open_stream(request.model, messages),
+            lambda: self._open_stream(request.model, messages, self.settings.max_tokens_for(stage)),
             self._token_estimate(messages),
             self._completion_slots,
             keep_slot=True,
@@ -358,17 +390,18 @@ class LLMClient:
                 prompt_tokens, completion_tokens = _prompt_tokens(messages), count_tokens(text)
             await self._record(request, text if complete else None, prompt_tokens, completion_tokens)
 
-    async def _open_stream(self, model: str, messages: list[dict]):
+    async def _open_stream(self, model: str, messages: list[dict], max_tokens: int):
         """A streamed completion, read up to its first text: (stream, chunks read). Errors
         before any text surface here, where they can still be retried."""
         options = {"stream_options": {"include_usage": True}} if self._stream_usage else {}
+        body = {"model": model, "messages": messages, "temperature": 0, "max_tokens": max_tokens}
         try:
-            stream = await self.chat_api.chat_stream({"model": model, "messages": messages, "temperature": 0} | options)
+            stream = await self.chat_api.chat_stream(body | options)
         except StatusError as error:
             if error.status_code != 400 or not options or "stream_options" not in error.message:
                 raise
             self._stream_usage = False  # the server refuses the option; tokens are counted here instead
-            return await self._open_stream(model, messages)
+            return await self._open_stream(model, messages, max_tokens)
         first = []
         try:
             while (chunk := await anext(stream, None)) is not None:
