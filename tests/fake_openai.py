@@ -176,6 +176,8 @@ class Fault:
     retry_after: float | None = None
     body: str | None = None  # a 200 response with this raw content instead of valid JSON
     match: str | None = None  # only for a request whose prompt contains this text
+    message: str = "injected fault"  # the error's message, for an error status
+    finish_reason: str | None = None  # with ``body``: the finish reason given ("length": cut off at max_tokens)
     path: str | None = None  # only for a request to a path ending with this ("/embeddings")
 
 
@@ -190,6 +192,9 @@ class FakeOpenAI:
     # chunk, "ignored" (no usage chunk), or "rejected" (HTTP 400 naming the option).
     stream_usage: str = "reported"
     embedding_dimensions: int = 16
+    # Above 0: a vector per token of each input, this many tokens (as a server serving an
+    # embedding model without pooling answers).
+    tokens_per_embedding: int = 0
     # Vectors as base64 float32 when asked for with encoding_format (as OpenAI does), or
     # always as lists of numbers (as some local servers do).
     base64_embeddings: bool = True
@@ -270,7 +275,7 @@ class FakeOpenAI:
         if fault is not None and fault.body is None:
             headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
             handler._send(
-                fault.status, json.dumps({"error": {"message": "injected fault", "type": "server_error"}}), headers
+                fault.status, json.dumps({"error": {"message": fault.message, "type": "server_error"}}), headers
             )
             return
         if path.endswith("/embeddings"):
@@ -281,11 +286,12 @@ class FakeOpenAI:
                     "object": "embedding",
                     "index": i,
                     "embedding": base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
-                    if encode
+                    if encode and not self.tokens_per_embedding
                     else vector,
                 }
                 for i, text in enumerate(inputs)
                 for vector in [self._vector(text)]
+                for vector in [[vector] * self.tokens_per_embedding if self.tokens_per_embedding else vector]
             ]
             latency = self.latency_seconds + self._jitter()
             time.sleep(latency)
@@ -353,7 +359,8 @@ class FakeOpenAI:
                         {
                             "index": 0,
                             "message": message,
-                            "finish_reason": "tool_calls" if request.get("tools") else "stop",
+                            "finish_reason": (fault.finish_reason if fault is not None else None)
+                            or ("tool_calls" if request.get("tools") else "stop"),
                         }
                     ],
                     "usage": {

@@ -102,8 +102,9 @@ class LLMSettings(BaseModel):
         return getattr(self, f"{stage}_model", None) or self.model or ""
 
     def max_tokens_for(self, stage: str) -> int:
-        """The completion tokens a call of ``stage`` may take."""
-        return getattr(self, f"{MAX_TOKENS_OF_STAGE.get(stage, stage)}_max_tokens")
+        """The completion tokens a call of ``stage`` may take; a stage of no group of its
+        own has the query calls' cap."""
+        return getattr(self, f"{MAX_TOKENS_OF_STAGE.get(stage, stage)}_max_tokens", self.query_max_tokens)
 
     def price_of(self, model: str) -> ModelPrice:
         """The model's price from GRAPHRAG_LLM_PRICES, else GRAPHRAG_LLM_PRICE_INPUT / _OUTPUT."""
