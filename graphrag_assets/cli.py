@@ -4,9 +4,12 @@ current DAGSTER_HOME (runs show up in the UI's history), then print a summary.""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 
@@ -150,8 +153,52 @@ def _ensure_dagster_home() -> Path:
     return Path(home)
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _stop_at_once_on_signals() -> None:
+    """Ctrl-C (SIGINT) and SIGTERM end the command at once, even with a model call in
+    flight: its step processes are killed and this one exits, leaving the index as a kill
+    does (every answer already received is cached; the next pass takes up the rest). A
+    graceful stop would wait for calls that can take minutes on a local server, and while a
+    step runs Dagster replaces the signal handlers with its own, which only flag the
+    interruption; so the signals also wake a thread of ours (``signal.set_wakeup_fd``
+    reports every signal caught, whichever handler catches it)."""
+    terminal = os.dup(2)  # the command's stderr: Dagster redirects file 2 while a step runs
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    for number in STOP_SIGNALS:
+        signal.signal(number, lambda number, frame: _stop(number, terminal))
+
+    def watch() -> None:
+        while caught := os.read(read_end, 64):
+            for number in caught:
+                if number in STOP_SIGNALS:
+                    _stop(number, terminal)
+
+    threading.Thread(target=watch, name="graphrag-index signals", daemon=True).start()
+
+
+def _stop(number: int, terminal: int) -> None:
+    """Say so on ``terminal``, kill the step processes, exit as killed by signal ``number``."""
+    import psutil
+
+    os.write(
+        terminal,
+        f"graphrag-index: stopped by {signal.Signals(number).name}; the answers received are cached and the index "
+        "is as a kill leaves it: run again to continue\n".encode(),
+    )
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            child.kill()
+    os._exit(128 + number)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``graphrag-index``; ``argv`` None means the command line of this process."""
+    if argv is None:
+        _stop_at_once_on_signals()
     started = _collector_for_a_command(argv is None)
     try:
         return _main(argv, started)
