@@ -334,7 +334,14 @@ def _main(argv: list[str] | None, started) -> int:
         if llm.enabled
         else "offline extraction, extractive reports"
     ) + f", {llm.embedding_model if llm.embeddings_enabled else settings.make_embedder().name} embeddings"
-    print(f"{work}; {report.seconds:.1f} s; LLM calls: {report.llm_calls} ({methods})")
+    failed = sum(report.llm_failure_causes.values())
+    print(
+        f"{work}; {report.seconds:.1f} s; LLM calls: {report.llm_calls}"
+        + (f", {failed} failed" if failed else "")
+        + f" ({methods})"
+    )
+    for cause, calls in sorted(report.llm_failure_causes.items(), key=lambda item: (-item[1], item[0])):
+        print(f"LLM calls failed: {calls} x {cause}", file=sys.stderr)
     for error in report.source_errors:
         print(f"unreadable source: {error}", file=sys.stderr)
     for error in dict.fromkeys(report.errors):

@@ -124,24 +124,42 @@ class IndexReport:
     failed_calls: dict[str, int] = field(default_factory=dict)  # stage -> LLM calls that failed after retries
     source_errors: list[str] = field(default_factory=list)
     rows: dict[str, dict[str, int]] = field(default_factory=dict)  # corpus -> table -> rows
-    llm_calls: int = 0
+    llm_calls: int = 0  # calls made, answered or failed (cache hits are no calls)
+    llm_failure_causes: dict[str, int] = field(default_factory=dict)  # why calls failed -> calls
     seconds: float = 0.0
+
+    def count_llm_usage(self, calls: int, causes: dict[str, int]) -> None:
+        self.llm_calls += calls
+        for cause, count in causes.items():
+            self.llm_failure_causes[cause] = self.llm_failure_causes.get(cause, 0) + count
 
     @property
     def did_work(self) -> bool:
         return bool(self.source_runs or self.graph_runs or self.plan.deleted)
 
 
-def llm_calls_of(result) -> int:
-    """LLM calls a run made, from its materialization metadata. A ranged run repeats a
-    step's metadata on every partition and a multi-asset step on every asset, so each
-    step counts once."""
-    calls = {}
-    for event in result.get_asset_materialization_events():
-        metadata = event.materialization.metadata
+def llm_usage_of(result) -> tuple[int, dict[str, int]]:
+    """LLM calls a run made (failed ones included) and its failed calls by cause, from its
+    steps' materialization metadata, and the metadata of a step that failed (the LLM
+    resource puts the step's usage on its failure). A ranged run repeats a step's
+    metadata on every partition and a multi-asset step on every asset, so each step
+    counts once."""
+    usage = {}
+    for event in result.all_events:
+        if event.is_step_materialization:
+            metadata = event.step_materialization_data.materialization.metadata
+        elif event.is_step_failure and event.step_failure_data.user_failure_data is not None:
+            metadata = event.step_failure_data.user_failure_data.metadata
+        else:
+            continue
         if "llm_calls" in metadata:
-            calls[event.step_key] = int(metadata["llm_calls"].value)
-    return sum(calls.values())
+            causes = metadata.get("llm_failure_causes")
+            usage[event.step_key] = (int(metadata["llm_calls"].value), dict(causes.value) if causes else {})
+    causes: dict[str, int] = {}
+    for _, step_causes in usage.values():
+        for cause, count in step_causes.items():
+            causes[cause] = causes.get(cause, 0) + count
+    return sum(calls for calls, _ in usage.values()), causes
 
 
 def step_errors(result) -> list[str]:
@@ -583,7 +601,7 @@ def _launch_runs(
                 raise_on_error=False,
             )
             (report.source_runs if result.success else report.failed_runs).append(result.run_id)
-            report.llm_calls += llm_calls_of(result)
+            report.count_llm_usage(*llm_usage_of(result))
 
     builds = sorted(corpus_work(store, settings, corpora, rebuild).items())
     _build_graphs(instance, defs, builds, run_config, launcher, report, log, settings)
@@ -634,7 +652,7 @@ def _build_graphs(
             )
             success, run_id, calls, errors = _outcome(result)
         (report.graph_runs if success else report.failed_runs).append(run_id)
-        report.llm_calls += calls
+        report.count_llm_usage(*calls)
         if success:
             report.corpora_built.append(corpus)
         else:
@@ -643,9 +661,9 @@ def _build_graphs(
                 break  # a wrong key, model or address fails every corpus alike
 
 
-def _outcome(result) -> tuple[bool, str, int, list[str]]:
-    """A graph run's success, id, LLM calls and step errors."""
-    return result.success, result.run_id, llm_calls_of(result), step_errors(result)
+def _outcome(result) -> tuple[bool, str, tuple[int, dict[str, int]], list[str]]:
+    """A graph run's success, id, LLM calls (``llm_usage_of``) and step errors."""
+    return result.success, result.run_id, llm_usage_of(result), step_errors(result)
 
 
 def _worth_shards(settings: IndexSettings, corpus: str) -> bool:

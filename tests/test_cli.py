@@ -111,3 +111,37 @@ def test_dry_run_bounds_embeddings_and_reports_by_what_the_corpus_holds(dagster_
     assert communities > 0
     assert "embeddings: about 1 request(s) for the new text units" in result.stdout
     assert f"corpus default holds {communities} communities now" in result.stdout
+
+
+def test_the_summary_counts_failed_calls_and_names_their_causes(dagster_home, tmp_path):
+    from .fake_openai import FakeOpenAI, Fault
+
+    unreachable = _run(
+        [],
+        dagster_home,
+        tmp_path,
+        GRAPHRAG_LLM_MODEL="some-model",
+        GRAPHRAG_LLM_BASE_URL="http://127.0.0.1:9/v1",
+        GRAPHRAG_LLM_MAX_RETRIES="0",
+    )
+    assert unreachable.returncode == 1
+    # The sample corpus's 13 text units, one extraction call each, every one refused.
+    assert "LLM calls: 13, 13 failed" in unreachable.stdout
+    assert "LLM calls failed: 13 x connection refused" in unreachable.stderr
+    refusal = "1 validation error: response_format.type Input should be 'text' or 'json_object'"
+    with FakeOpenAI() as fake:
+        fake.faults.extend([Fault(500, message=refusal)] * 20)
+        refused = _run(
+            [],
+            dagster_home,
+            tmp_path,
+            GRAPHRAG_LLM_MODEL="some-model",
+            GRAPHRAG_LLM_BASE_URL=fake.base_url,
+            GRAPHRAG_LLM_MODE="json_schema",
+            GRAPHRAG_LLM_CONCURRENCY="1",
+        )
+    assert refused.returncode == 1
+    assert len(fake.completions()) == 3  # not retried, and the run stopped at the third alike
+    assert "LLM calls: 3, 3 failed" in refused.stdout
+    assert f"LLM calls failed: 3 x HTTP 500: {refusal}" in refused.stderr
+    assert "refused alike 3 times" in refused.stderr and "GRAPHRAG_LLM_MODE (now 'json_schema'" in refused.stderr

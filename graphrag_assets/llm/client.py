@@ -48,6 +48,7 @@ from .errors import (
     EndpointRefused,
     LLMError,
     StatusError,
+    cause_of,
     causes,
     describe,
     invalid_request,
@@ -232,12 +233,12 @@ class LLMClient:
             except Exception as error:  # classified below; anything else is not retried
                 refused = refusal(error, stage, self.settings)
                 if refused is not None:
-                    stats.failures += 1
+                    stats.failed(cause_of(error))
                     self._refused = EndpointRefused(self._redact(str(refused)))
                     raise self._refused from None
                 cause = transport_error(error)
                 if cause is None or attempt == self.settings.max_retries:
-                    stats.failures += 1
+                    stats.failed(self._redact(cause_of(error)))
                     self._stop_if_refused_alike(stage, error)
                     raise LLMError(
                         self._redact(f"{stage} call failed after {attempt + 1} attempt(s): {describe(error)}")
@@ -300,7 +301,7 @@ class LLMClient:
         """Counts and records a call and its tokens; caches ``value`` unless it is None (a
         stream broken off: its tokens are paid for all the same)."""
         stats = self.usage.stage(request.stage)
-        stats.calls += 1
+        stats.calls += value is not None  # a stream broken off is counted as failed
         stats.prompt_tokens += prompt_tokens
         stats.completion_tokens += completion_tokens
         rows = (
@@ -375,7 +376,7 @@ class LLMClient:
                         yield piece
             complete = True
         except Exception as error:
-            self.usage.stage(stage).failures += 1
+            self.usage.stage(stage).failed(self._redact(f"stream broken off: {cause_of(error)}"))
             raise LLMError(
                 self._redact(f"{stage} stream broke off after {len(pieces)} piece(s): {describe(error)}")
             ) from None

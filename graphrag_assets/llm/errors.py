@@ -170,6 +170,27 @@ def describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {first_line(error)}".rstrip(": ")
 
 
+def cause_of(error: BaseException) -> str:
+    """What made a call fail, by kind, for the run's summary: "connection refused",
+    "timeout", "HTTP <status>: <the endpoint's message>", "invalid output: <problem>", or
+    the error's type. Calls failing for one reason share one description."""
+    for current in causes(error):
+        if isinstance(current, StatusError):
+            return f"HTTP {current.status_code}: {current.message[:120]}"
+        if isinstance(current, TransportError):
+            text = str(current).lower()
+            if "timed out" in text or "timeout" in text:
+                return "timeout"
+            if "refused" in text or "connect" in text:
+                return "connection refused"
+            return f"connection failed: {first_line(current)[:120]}"
+        if isinstance(current, InvalidOutput):
+            return f"invalid output: {first_line(current).split(': ', 1)[-1][:120]}"
+        if isinstance(current, BudgetExhausted):
+            return "token budget reached"
+    return type(error).__name__
+
+
 def transport_error(error: BaseException) -> BaseException | None:
     """The retryable failure behind ``error`` (a rate limit, a server error, no answer), if any."""
     return next((cause for cause in causes(error) if retryable(cause)), None)
