@@ -257,7 +257,9 @@ def _main(argv: list[str] | None, started) -> int:
                     print(line)
                 if plan.deleted:
                     print(f"would delete: {', '.join(plan.deleted[:20])}" + (" ..." if len(plan.deleted) > 20 else ""))
-                estimate = estimate_pending(plan, settings)
+                estimate = estimate_pending(plan, settings, args.rebuild)
+                for corpus, why in estimate.redone.items():
+                    print(f"corpus {corpus}: every source extracted again ({why})")
                 print(
                     f"dry run: {len(plan.added)} new, {len(plan.changed)} changed, {len(plan.deleted)} deleted "
                     f"source(s); "
@@ -265,9 +267,13 @@ def _main(argv: list[str] | None, started) -> int:
                 )
                 if llm.enabled:
                     print(
-                        f"LLM extraction: at most {estimate.extraction_calls} calls and about "
-                        f"{estimate.extraction_prompt_tokens} "
-                        f"prompt tokens "
+                        f"LLM extraction: at most {estimate.extraction_calls} calls"
+                        + (
+                            f" ({estimate.cached_text_units} text units answered by the cache)"
+                            if estimate.cached_text_units
+                            else ""
+                        )
+                        + f" and about {estimate.extraction_prompt_tokens} prompt tokens "
                         f"with {llm.model_for('extraction')}; summaries and reports follow from the graph found"
                     )
                     for corpus, communities in estimate.communities.items():

@@ -21,13 +21,12 @@ from .build_state import CorpusWork, corpus_work, failed_llm_calls
 from .core.inputs import corpus_folders, corpus_of_partition, discover_sources
 from .core.source_diff import SourcePlan, needs_confirmation, plan_sources
 from .defs.partitions import RANGE_END_TAG, RANGE_START_TAG, contiguous_ranges, corpus_partitions, source_partitions
-from .fingerprints import (
-    current_fingerprints,
-)
+from .fingerprints import STAGES, current_fingerprints, recorded_fingerprints, stage_changes
 from .instance.run_launcher import HOST_TAG, this_host
 from .settings import IndexSettings
 from .storage import lance_mirror
-from .storage.schema import SOURCE_FOLDER_COLUMNS, SOURCE_READ
+from .storage.duckdb_store import IndexStore
+from .storage.schema import SOURCE_FAILED, SOURCE_FOLDER_COLUMNS, SOURCE_READ
 from .storage.snapshot import (
     RESTORE_DAYS,
     open_published,
@@ -299,14 +298,21 @@ class Estimate:
         default_factory=dict
     )  # corpus -> communities indexed now (corpora with a graph)
     unreadable: list[str] = field(default_factory=list)
+    cached_text_units: int = 0  # text units whose extraction the cache answers
+    redone: dict[str, str] = field(default_factory=dict)  # corpus -> why all its sources are extracted again
 
 
-def estimate_pending(plan: SourcePlan, settings: IndexSettings) -> Estimate:
-    """What the pending sources will cost before anything is spent: text units and the
-    extraction calls and prompt tokens they need (upper bound: every gleaning pass runs;
-    with claims on, one claim call per text unit more). Summary and report calls depend on
-    the graph the extraction finds; the communities a corpus holds now bound the report
-    calls of an update (one per community whose content changes, and per new one)."""
+def estimate_pending(plan: SourcePlan, settings: IndexSettings, rebuild: str | None = None) -> Estimate:
+    """What the next pass will extract and what that costs, before anything is spent: the
+    pending sources, and every source of a corpus whose chunking or extraction is redone
+    (its settings, model or code changed since the last build, or ``rebuild`` asks), and
+    the sources whose extraction failed; their text units and the extraction calls and
+    prompt tokens they need. A text unit whose extraction the cache answers costs no call
+    (its gleaning passes were cached with it); the others are an upper bound: every
+    gleaning pass runs, and with claims on, one claim call per text unit more. Summary and
+    report calls depend on the graph the extraction finds; the communities a corpus holds
+    now bound the report calls of an update (one per community whose content changes, and
+    per new one)."""
     from graphrag_common.tokens import count_tokens
 
     from .core.chunking import chunk_documents
@@ -314,36 +320,73 @@ def estimate_pending(plan: SourcePlan, settings: IndexSettings) -> Estimate:
     from .llm.client import EMBEDDING_BATCH_TEXTS, EMBEDDING_BATCH_TOKENS
     from .llm.prompts import load_prompt
     from .llm.settings import LLMSettings
+    from .llm_stages.extraction import extraction_cached
 
     llm = LLMSettings.from_env()
     passes = 1 + llm.gleanings + int(llm.claims) if llm.enabled else 0
     template = count_tokens(load_prompt("extract_graph").text) if llm.enabled else 0
-    estimate = Estimate(sources=len(plan.pending))
-    for source in plan.pending:
-        try:
-            units = chunk_documents(read_source(source, settings.table_columns()), settings.chunking())
-        except InputError as error:
-            estimate.unreadable.append(str(error))
-            continue
-        estimate.text_units += units.height
-        estimate.text_unit_tokens += int(units["n_tokens"].sum() or 0)
-    estimate.extraction_calls = estimate.text_units * passes
-    estimate.extraction_prompt_tokens = (estimate.text_unit_tokens + template * estimate.text_units) * passes
-    if llm.embeddings_enabled and estimate.text_units:
-        estimate.embedding_requests = max(
-            math.ceil(estimate.text_units / EMBEDDING_BATCH_TEXTS),
-            math.ceil(estimate.text_unit_tokens / EMBEDDING_BATCH_TOKENS),
+    store = settings.store()
+    with store:  # one opening of the file for the estimate
+        sources, estimate = _sources_to_extract(plan, store, settings, rebuild)
+        texts: list[str] = []
+        for source in sources:
+            try:
+                units = chunk_documents(read_source(source, settings.table_columns()), settings.chunking())
+            except InputError as error:
+                estimate.unreadable.append(str(error))
+                continue
+            estimate.text_units += units.height
+            estimate.text_unit_tokens += int(units["n_tokens"].sum() or 0)
+            texts += units["text"].to_list()
+        if llm.enabled and texts:
+
+            def cached(keys: list[str]) -> set[str]:
+                found = store.read("SELECT DISTINCT key FROM llm_cache WHERE key IN (SELECT unnest(?))", [keys])
+                return set(found["key"])
+
+            estimate.cached_text_units = sum(extraction_cached(llm, cached, texts))
+        asked = estimate.text_units - estimate.cached_text_units
+        estimate.extraction_calls = asked * passes
+        estimate.extraction_prompt_tokens = (estimate.text_unit_tokens + template * estimate.text_units) * passes
+        if llm.embeddings_enabled and estimate.text_units:
+            estimate.embedding_requests = max(
+                math.ceil(estimate.text_units / EMBEDDING_BATCH_TEXTS),
+                math.ceil(estimate.text_unit_tokens / EMBEDDING_BATCH_TOKENS),
+            )
+        corpora = sorted({source.corpus for source in sources})
+        counts = store.read(
+            "SELECT corpus, count(*) AS n FROM communities WHERE corpus IN (SELECT unnest(?)) GROUP BY corpus "
+            "ORDER BY corpus",
+            [corpora],
         )
-    corpora = sorted({source.corpus for source in plan.pending})
-    counts = settings.store().read(
-        (
-            "SELECT corpus, count(*) AS n FROM communities WHERE corpus IN (SELECT unnest(?)) GROUP BY corpus ORDER "
-            "BY corpus"
-        ),
-        [corpora],
-    )
     estimate.communities = dict(counts.iter_rows())
     return estimate
+
+
+def _sources_to_extract(
+    plan: SourcePlan, store: IndexStore, settings: IndexSettings, rebuild: str | None
+) -> tuple[list, Estimate]:
+    """The sources on disk the next pass extracts (as the extraction step decides,
+    ``why_redo_everything``) and an estimate naming why whole corpora are redone."""
+    current = current_fingerprints(settings)
+    estimate = Estimate(sources=len(plan.pending))
+    chosen = {source.partition_key: source for source in plan.pending}
+    unchanged: dict[str, list] = {}
+    for source in plan.unchanged:
+        unchanged.setdefault(source.corpus, []).append(source)
+    redo_stages = STAGES[: STAGES.index("extraction") + 1]  # reading, chunking, extraction
+    for corpus, sources in sorted(unchanged.items()):
+        changes = stage_changes(recorded_fingerprints(store, corpus), current)
+        why = f"{rebuild} rebuild requested" if rebuild in redo_stages else None
+        why = why or next((changes[stage] for stage in redo_stages if stage in changes), None)
+        if why is None:
+            waiting = store.sources_not_extracted(corpus)
+            failed = set(waiting.filter(pl.col("status") == SOURCE_FAILED)["source_partition"])
+            sources = [source for source in sources if source.partition_key in failed]
+        else:
+            estimate.redone[corpus] = why
+        chosen |= {source.partition_key: source for source in sources}
+    return sorted(chosen.values(), key=lambda source: source.partition_key), estimate
 
 
 def run_index(

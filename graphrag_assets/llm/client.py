@@ -267,20 +267,7 @@ class LLMClient:
         self, stage: str, prompt_version: str, messages: list[dict], parameters: dict, schema: dict | None
     ) -> _Request:
         model = self.settings.model_for(stage)
-        key = content_hash(
-            json.dumps(
-                {
-                    "model": model,
-                    "messages": messages,
-                    "parameters": parameters,
-                    "schema": schema,
-                    "prompt": prompt_version,
-                },
-                sort_keys=True,
-                ensure_ascii=False,
-            )
-        )
-        return _Request(stage, model, key)
+        return _Request(stage, model, completion_key(model, prompt_version, messages, parameters, schema))
 
     def _call(self, stage: str, model: str, prompt_tokens: int, completion_tokens: int, cached: bool) -> LLMCall:
         """The record of one call at its model's price now, its cost counted in the stage's usage."""
@@ -316,8 +303,9 @@ class LLMClient:
     async def structured(self, stage: str, prompt_version: str, messages: list[dict], response_model: type[T]) -> T:
         """A validated ``response_model`` for the messages, from the cache or the model."""
         self._bind_loop()
-        parameters = {"temperature": 0, "mode": self.settings.mode}
-        request = self._request(stage, prompt_version, messages, parameters, schema_of(response_model))
+        request = self._request(
+            stage, prompt_version, messages, structured_parameters(self.settings), schema_of(response_model)
+        )
         cached = self._cached(request)
         if cached is not None:
             return response_model.model_validate_json(cached)
@@ -498,6 +486,28 @@ class LLMClient:
             result[index] += vectors[position] * tokens  # token-weighted average of the pieces
         norms = np.linalg.norm(result, axis=1, keepdims=True)
         return result / np.where(norms == 0, 1, norms)
+
+
+def completion_key(model: str, prompt_version: str, messages: list[dict], parameters: dict, schema: dict | None) -> str:
+    """The cache key of a completion (``llm_cache.key``)."""
+    return content_hash(
+        json.dumps(
+            {
+                "model": model,
+                "messages": messages,
+                "parameters": parameters,
+                "schema": schema,
+                "prompt": prompt_version,
+            },
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+    )
+
+
+def structured_parameters(settings: LLMSettings) -> dict:
+    """The parameters of a structured completion that its answer depends on (cache key)."""
+    return {"temperature": 0, "mode": settings.mode}
 
 
 def _prompt_tokens(messages: list[dict]) -> int:

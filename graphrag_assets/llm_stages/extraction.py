@@ -5,7 +5,7 @@ claims on, a claim call per text unit runs alongside (``core.claims``)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import NamedTuple, TypeVar
 
 import polars as pl
@@ -15,10 +15,11 @@ from ..core.embedding import text_unit_inputs
 from ..core.extraction.names import name_key
 from ..core.extraction.records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS
 from ..core.extraction.screening import Rejection, screen_extraction
-from ..llm.client import ClientFactory, LLMClient, run_with
+from ..llm.client import ClientFactory, LLMClient, completion_key, run_with, structured_parameters
 from ..llm.errors import LLMError, failure_frame
-from ..llm.models import ClaimExtraction, GraphExtraction
+from ..llm.models import ClaimExtraction, GraphExtraction, schema_of
 from ..llm.prompts import load_prompt
+from ..llm.settings import LLMSettings
 
 T = TypeVar("T")
 
@@ -29,15 +30,31 @@ def _summary_of(extraction: GraphExtraction) -> str:
     return "\n".join(names + links) or "(nothing)"
 
 
+def extraction_request(text: str, entity_types: list[str]) -> tuple[str, list[dict]]:
+    """The prompt version and messages of a text unit's extraction call."""
+    prompt = load_prompt("extract_graph")
+    return prompt.version, [{"role": "user", "content": prompt.render(entity_types=", ".join(entity_types), text=text)}]
+
+
+def extraction_cached(settings: LLMSettings, cached: Callable[[list[str]], set[str]], texts: list[str]) -> list[bool]:
+    """Whether each text unit's extraction call is answered by the cache (``cached``: the
+    keys of those given that are in ``llm_cache``); its gleaning passes were cached with it."""
+    model, schema = settings.model_for("extraction"), schema_of(GraphExtraction)
+    keys = [
+        completion_key(
+            model, *extraction_request(text, settings.entity_type_list()), structured_parameters(settings), schema
+        )
+        for text in texts
+    ]
+    found = cached(keys)
+    return [key in found for key in keys]
+
+
 async def extract_unit(client: LLMClient, text: str, entity_types: list[str], gleanings: int) -> GraphExtraction:
-    prompt, glean = load_prompt("extract_graph"), load_prompt("glean")
+    glean = load_prompt("glean")
     types = ", ".join(entity_types)
-    found = await client.structured(
-        "extraction",
-        prompt.version,
-        [{"role": "user", "content": prompt.render(entity_types=types, text=text)}],
-        GraphExtraction,
-    )
+    version, messages = extraction_request(text, entity_types)
+    found = await client.structured("extraction", version, messages, GraphExtraction)
     for _ in range(gleanings):
         more = await client.structured(
             "glean",  # counted apart: its cost shows what gleaning adds to extraction
