@@ -249,9 +249,21 @@ LLM_SETTINGS = (
         "GRAPHRAG_LLM_BASE_URL",
         str,
         None,
-        "OpenAI-compatible endpoint (unset: api.openai.com)",
+        "OpenAI-compatible endpoint (unset: OPENAI_BASE_URL, else api.openai.com); for Azure OpenAI the resource's "
+        "`https://NAME.openai.azure.com`",
         (RUNTIME, QUERY),
         "base_url",
+        fallback="OPENAI_BASE_URL",
+    ),
+    Setting(
+        "GRAPHRAG_LLM_API_VERSION",
+        str,
+        None,
+        "Azure OpenAI's `api-version` (unset: OPENAI_API_VERSION); setting it makes the endpoint Azure OpenAI, its "
+        "models deployment names and its key sent as `api-key`",
+        (RUNTIME, QUERY),
+        "api_version",
+        fallback="OPENAI_API_VERSION",
     ),
     Setting(
         "GRAPHRAG_LLM_API_KEY",

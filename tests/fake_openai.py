@@ -249,12 +249,13 @@ class FakeOpenAI:
         self._server.server_close()
 
     def _handle(self, handler, request: dict) -> None:
-        path = handler.path
+        path, _, query = handler.path.partition("?")
         messages = request.get("messages", [])
         prompt = "\n".join(str(m.get("content", "")) for m in messages)
         task_match = re.search(r"\[task: ([a-z_]+)\]", prompt)
         record = {
             "path": path,
+            "query": query,  # Azure OpenAI's api-version travels here
             "task": task_match.group(1) if task_match else None,
             "body": request,
             "headers": {name.lower(): value for name, value in handler.headers.items()},  # names are case-blind

@@ -337,3 +337,33 @@ def test_embeddings_of_another_shape_are_refused_before_they_are_cached():
         with pytest.raises(LLMError):  # nothing was cached: asked again, refused again
             _run(client, lambda c: c.embed(["Marley was dead", "to begin with"]))
         assert len(fake.embedding_requests()) == 2
+
+
+def test_azure_openai_gets_its_api_key_header_api_version_and_deployment_path():
+    with FakeOpenAI() as fake:
+        root = fake.base_url.removesuffix("/v1")
+        settings = LLMSettings(
+            base_url=root, api_key=KEY, api_version="2024-10-21", model="fake-chat", embedding_model="fake-embed"
+        )
+        client = LLMClient(settings, LLMCache(duckdb.connect(":memory:")))
+        result = _run(client, lambda c: c.structured("extraction", "v1", EXTRACT, GraphExtraction))
+        assert [e.name for e in result.entities] == ["Mara Ellison", "Victor Ashdown", "Gullwing Pier"]
+        assert _run(client, lambda c: c.embed(["Marley was dead"])).shape == (1, 16)
+        chat, embedding = fake.requests
+        assert chat["path"] == "/openai/deployments/fake-chat/chat/completions"
+        assert embedding["path"] == "/openai/deployments/fake-embed/embeddings"
+        for request in (chat, embedding):
+            assert request["query"] == "api-version=2024-10-21"
+            assert request["headers"]["api-key"] == KEY and "authorization" not in request["headers"]
+
+
+def test_openai_environment_conventions_are_honoured(monkeypatch):
+    for variable in ("GRAPHRAG_LLM_BASE_URL", "GRAPHRAG_LLM_API_KEY", "GRAPHRAG_LLM_API_VERSION"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_VERSION", "2024-10-21")
+    monkeypatch.setenv("GRAPHRAG_LLM_MODEL", "some-model")
+    settings = LLMSettings.from_env()
+    assert settings.enabled and settings.base_url == "http://127.0.0.1:9/v1" and settings.api_version == "2024-10-21"
+    assert settings.api_key.get_secret_value() == KEY

@@ -178,6 +178,7 @@ class LLMClient:
             key.get_secret_value() if key else None,  # local servers (Ollama, vLLM) need no key
             self.settings.timeout_seconds,
             _tls_context(not url.startswith("http://")),
+            self.settings.api_version,
         )
 
     @property

@@ -34,21 +34,28 @@ INSTRUCTOR_MODES = {
 
 
 class Endpoint:
-    """One OpenAI-compatible base URL and key. ``verify`` is the TLS context for https
-    (built once by the caller: loading a trust store is slow)."""
+    """One OpenAI-compatible base URL and key, or with ``api_version`` an Azure OpenAI
+    resource (the SDK sends the key as ``api-key``, the version as ``api-version`` and the
+    model as the deployment). ``verify`` is the TLS context for https (built once by the
+    caller: loading a trust store is slow)."""
 
-    def __init__(self, base_url: str, api_key: str | None, timeout: float, verify: ssl.SSLContext):
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key or "not-needed",  # local servers (Ollama, vLLM) need no key; the SDK insists on one
-            max_retries=0,  # retries are the client's: backoff with jitter, Retry-After, none on 4xx
-            timeout=timeout,
-            http_client=openai.DefaultAsyncHttpxClient(
+    def __init__(
+        self, base_url: str, api_key: str | None, timeout: float, verify: ssl.SSLContext, api_version: str | None = None
+    ):
+        options = {
+            "api_key": api_key or "not-needed",  # local servers (Ollama, vLLM) need no key; the SDK insists on one
+            "max_retries": 0,  # retries are the client's: backoff with jitter, Retry-After, none on 4xx
+            "timeout": timeout,
+            "http_client": openai.DefaultAsyncHttpxClient(
                 verify=verify,
                 # Concurrency is limited by the caller's slots; the pool must not be a second limit.
                 limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100),
             ),
-        )
+        }
+        if api_version:
+            self._client = openai.AsyncAzureOpenAI(azure_endpoint=base_url, api_version=api_version, **options)
+        else:
+            self._client = openai.AsyncOpenAI(base_url=base_url, **options)
         self._structured: dict[str, instructor.AsyncInstructor] = {}
 
     async def close(self) -> None:

@@ -40,6 +40,7 @@ class LLMSettings(BaseModel):
     """
 
     base_url: str | None = default_of("GRAPHRAG_LLM_BASE_URL")
+    api_version: str | None = default_of("GRAPHRAG_LLM_API_VERSION")  # set: Azure OpenAI
     api_key: SecretStr | None = default_of("GRAPHRAG_LLM_API_KEY")
     model: str | None = default_of("GRAPHRAG_LLM_MODEL")
     extraction_model: str | None = default_of("GRAPHRAG_LLM_EXTRACTION_MODEL")
