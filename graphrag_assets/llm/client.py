@@ -1,7 +1,7 @@
 """The LLM client every stage uses: structured completions, streamed plain-text
 completions and embeddings through any OpenAI-compatible endpoint.
 
-- The endpoint through the openai SDK, structured answers through instructor (endpoint.py).
+- The endpoint through the openai SDK, structured answers through instructor (openai_sdk.py).
 - Structured outputs by tool calling, JSON schema or plain JSON mode; an answer that does
   not validate is re-asked at most ``max_repairs`` times.
 - Plain-text answers streamed piece by piece as the model writes them; a failure before
@@ -62,7 +62,7 @@ from .settings import LLMSettings
 from .usage import UsageByStage
 
 if TYPE_CHECKING:
-    from .endpoint import Endpoint
+    from .openai_sdk import Endpoint
 
 R = TypeVar("R")
 T = TypeVar("T", bound=BaseModel)
@@ -170,7 +170,7 @@ class LLMClient:
     def _endpoint(self, base_url: str | None, key) -> Endpoint:
         # Imported with the first client that sends a request: the job definitions import
         # this module, and an offline pass or a rerun answered by the cache never needs it.
-        from .endpoint import DEFAULT_BASE_URL, Endpoint
+        from .openai_sdk import DEFAULT_BASE_URL, Endpoint
 
         url = base_url or DEFAULT_BASE_URL
         return Endpoint(
@@ -311,7 +311,7 @@ class LLMClient:
         if cached is not None:
             return response_model.model_validate_json(cached)
 
-        from .endpoint import structured
+        from .openai_sdk import structured
 
         async def call():
             return await structured(

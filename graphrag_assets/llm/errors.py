@@ -21,7 +21,7 @@ def failure_frame(failures: Iterable[dict]) -> pl.DataFrame:
     return pl.DataFrame(list(failures), schema=FAILURE_COLUMNS)
 
 
-# What the endpoint's answers can be (endpoint.py raises them); here, with no HTTP library
+# What the endpoint's answers can be (openai_sdk.py raises them); here, with no HTTP library
 # imported, because the job definitions import this module.
 class EndpointError(Exception):
     """A request that got no usable answer."""
