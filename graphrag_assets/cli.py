@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import math
 import os
 import signal
 import sys
@@ -251,6 +252,8 @@ def _main(argv: list[str] | None, started) -> int:
     try:
         with DagsterInstance.get() as instance:
             if args.dry_run:
+                from .llm.client import EMBEDDING_BATCH_TEXTS
+
                 planned = plan_index(settings, instance, args.rebuild, args.prune)
                 plan = planned.sources
                 for line in planned.kept:
@@ -287,6 +290,15 @@ def _main(argv: list[str] | None, started) -> int:
                     print(
                         f"embeddings: about {estimate.embedding_requests} request(s) for the new text units, then "
                         f"entity descriptions and reports as they are written"
+                    )
+                for corpus, (why, texts) in estimate.reembedded.items():
+                    cost = (
+                        f"about {math.ceil(texts / EMBEDDING_BATCH_TEXTS)} embedding request(s)"
+                        if llm.embeddings_enabled
+                        else "offline, no calls"
+                    )
+                    print(
+                        f"corpus {corpus}: its {texts} text units, entities and reports embedded again ({why}): {cost}"
                     )
                 for problem in estimate.unreadable:
                     print(f"unreadable source: {problem}", file=sys.stderr)

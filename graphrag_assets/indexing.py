@@ -300,6 +300,9 @@ class Estimate:
     unreadable: list[str] = field(default_factory=list)
     cached_text_units: int = 0  # text units whose extraction the cache answers
     redone: dict[str, str] = field(default_factory=dict)  # corpus -> why all its sources are extracted again
+    # corpus -> why everything it holds is embedded again and how many texts that is
+    # (its text units, entities and reports), for a corpus not extracted again
+    reembedded: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
 def estimate_pending(plan: SourcePlan, settings: IndexSettings, rebuild: str | None = None) -> Estimate:
@@ -379,6 +382,13 @@ def _sources_to_extract(
         changes = stage_changes(recorded_fingerprints(store, corpus), current)
         why = f"{rebuild} rebuild requested" if rebuild in redo_stages else None
         why = why or next((changes[stage] for stage in redo_stages if stage in changes), None)
+        if why is None and "embeddings" in changes:
+            texts = store.read(
+                "SELECT (SELECT count(*) FROM text_units WHERE corpus = $1) + (SELECT count(*) FROM entities WHERE "
+                "corpus = $1) + (SELECT count(*) FROM community_reports WHERE corpus = $1) AS n",
+                [corpus],
+            )["n"][0]
+            estimate.reembedded[corpus] = (changes["embeddings"], int(texts))
         if why is None:
             waiting = store.sources_not_extracted(corpus)
             failed = set(waiting.filter(pl.col("status") == SOURCE_FAILED)["source_partition"])

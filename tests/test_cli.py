@@ -174,3 +174,18 @@ def test_dry_run_counts_what_the_next_run_extracts_after_a_settings_or_model_cha
         # Back to a model the cache has answered: every extraction is a cache hit.
         rebuilt = _run(["--input", str(folder), "--dry-run", "--rebuild", "extraction"], dagster_home, tmp_path, **llm)
         assert "at most 0 calls (13 text units answered by the cache)" in rebuilt.stdout
+        # Another embedder: nothing extracted, everything embedded again, by the endpoint or offline.
+        with duckdb.connect(str(tmp_path / "out" / "index.duckdb"), read_only=True) as connection:
+            texts = sum(
+                connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                for table in ("text_units", "entities", "community_reports")
+            )
+        embedder = llm | {"GRAPHRAG_EMBEDDING_MODEL": "fake-embed"}
+        embedded = _run(["--input", str(folder), "--dry-run"], dagster_home, tmp_path, **embedder)
+        assert "0 text units" in embedded.stdout
+        assert f"its {texts} text units, entities and reports embedded again" in embedded.stdout
+        assert f"about {-(-texts // 64)} embedding request(s)" in embedded.stdout
+        offline = llm | {"GRAPHRAG_EMBEDDING_DIMENSIONS": "128"}
+        assert (
+            "offline, no calls" in _run(["--input", str(folder), "--dry-run"], dagster_home, tmp_path, **offline).stdout
+        )
