@@ -285,11 +285,14 @@ class LLMClient:
             self.cache.note(self._call(request.stage, request.model, 0, 0, cached=True))
         return cached
 
-    async def _record(self, request: _Request, value: str | None, prompt_tokens: int, completion_tokens: int) -> None:
+    async def _record(
+        self, request: _Request, value: str | None, prompt_tokens: int, completion_tokens: int, failed: bool = False
+    ) -> None:
         """Counts and records a call and its tokens; caches ``value`` unless it is None (a
-        stream broken off: its tokens are paid for all the same)."""
+        stream the reader closed or that broke off: its tokens are paid for all the same).
+        A ``failed`` call is counted among the failures already, not among the answered."""
         stats = self.usage.stage(request.stage)
-        stats.calls += value is not None  # a stream broken off is counted as failed
+        stats.calls += not failed
         stats.prompt_tokens += prompt_tokens
         stats.completion_tokens += completion_tokens
         rows = (
@@ -354,7 +357,7 @@ class LLMClient:
         )
         pieces: list[str] = []
         reported = None
-        complete = False
+        complete = broken = False
         try:
             async with contextlib.aclosing(_chunks(first, stream)) as chunks:
                 async for chunk in chunks:
@@ -365,6 +368,7 @@ class LLMClient:
                         yield piece
             complete = True
         except Exception as error:
+            broken = True
             self.usage.stage(stage).failed(self._redact(f"stream broken off: {cause_of(error)}"))
             raise LLMError(
                 self._redact(f"{stage} stream broke off after {len(pieces)} piece(s): {describe(error)}")
@@ -378,7 +382,7 @@ class LLMClient:
                 completion_tokens = reported.get("completion_tokens") or 0
             else:
                 prompt_tokens, completion_tokens = _prompt_tokens(messages), count_tokens(text)
-            await self._record(request, text if complete else None, prompt_tokens, completion_tokens)
+            await self._record(request, text if complete else None, prompt_tokens, completion_tokens, failed=broken)
 
     async def _open_stream(self, model: str, messages: list[dict], max_tokens: int):
         """A streamed completion, read up to its first text: (stream, chunks read). Errors
