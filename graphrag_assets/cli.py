@@ -4,9 +4,13 @@ current DAGSTER_HOME (runs show up in the UI's history), then print a summary.""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
+import math
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 
@@ -150,8 +154,52 @@ def _ensure_dagster_home() -> Path:
     return Path(home)
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _stop_at_once_on_signals() -> None:
+    """Ctrl-C (SIGINT) and SIGTERM end the command at once, even with a model call in
+    flight: its step processes are killed and this one exits, leaving the index as a kill
+    does (every answer already received is cached; the next pass takes up the rest). A
+    graceful stop would wait for calls that can take minutes on a local server, and while a
+    step runs Dagster replaces the signal handlers with its own, which only flag the
+    interruption; so the signals also wake a thread of ours (``signal.set_wakeup_fd``
+    reports every signal caught, whichever handler catches it)."""
+    terminal = os.dup(2)  # the command's stderr: Dagster redirects file 2 while a step runs
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    for number in STOP_SIGNALS:
+        signal.signal(number, lambda number, frame: _stop(number, terminal))
+
+    def watch() -> None:
+        while caught := os.read(read_end, 64):
+            for number in caught:
+                if number in STOP_SIGNALS:
+                    _stop(number, terminal)
+
+    threading.Thread(target=watch, name="graphrag-index signals", daemon=True).start()
+
+
+def _stop(number: int, terminal: int) -> None:
+    """Say so on ``terminal``, kill the step processes, exit as killed by signal ``number``."""
+    import psutil
+
+    os.write(
+        terminal,
+        f"graphrag-index: stopped by {signal.Signals(number).name}; the answers received are cached and the index "
+        "is as a kill leaves it: run again to continue\n".encode(),
+    )
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            child.kill()
+    os._exit(128 + number)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``graphrag-index``; ``argv`` None means the command line of this process."""
+    if argv is None:
+        _stop_at_once_on_signals()
     started = _collector_for_a_command(argv is None)
     try:
         return _main(argv, started)
@@ -204,13 +252,17 @@ def _main(argv: list[str] | None, started) -> int:
     try:
         with DagsterInstance.get() as instance:
             if args.dry_run:
+                from .llm.client import EMBEDDING_BATCH_TEXTS
+
                 planned = plan_index(settings, instance, args.rebuild, args.prune)
                 plan = planned.sources
                 for line in planned.kept:
                     print(line)
                 if plan.deleted:
                     print(f"would delete: {', '.join(plan.deleted[:20])}" + (" ..." if len(plan.deleted) > 20 else ""))
-                estimate = estimate_pending(plan, settings)
+                estimate = estimate_pending(plan, settings, args.rebuild)
+                for corpus, why in estimate.redone.items():
+                    print(f"corpus {corpus}: every source extracted again ({why})")
                 print(
                     f"dry run: {len(plan.added)} new, {len(plan.changed)} changed, {len(plan.deleted)} deleted "
                     f"source(s); "
@@ -218,9 +270,13 @@ def _main(argv: list[str] | None, started) -> int:
                 )
                 if llm.enabled:
                     print(
-                        f"LLM extraction: at most {estimate.extraction_calls} calls and about "
-                        f"{estimate.extraction_prompt_tokens} "
-                        f"prompt tokens "
+                        f"LLM extraction: at most {estimate.extraction_calls} calls"
+                        + (
+                            f" ({estimate.cached_text_units} text units answered by the cache)"
+                            if estimate.cached_text_units
+                            else ""
+                        )
+                        + f" and about {estimate.extraction_prompt_tokens} prompt tokens "
                         f"with {llm.model_for('extraction')}; summaries and reports follow from the graph found"
                     )
                     for corpus, communities in estimate.communities.items():
@@ -234,6 +290,15 @@ def _main(argv: list[str] | None, started) -> int:
                     print(
                         f"embeddings: about {estimate.embedding_requests} request(s) for the new text units, then "
                         f"entity descriptions and reports as they are written"
+                    )
+                for corpus, (why, texts) in estimate.reembedded.items():
+                    cost = (
+                        f"about {math.ceil(texts / EMBEDDING_BATCH_TEXTS)} embedding request(s)"
+                        if llm.embeddings_enabled
+                        else "offline, no calls"
+                    )
+                    print(
+                        f"corpus {corpus}: its {texts} text units, entities and reports embedded again ({why}): {cost}"
                     )
                 for problem in estimate.unreadable:
                     print(f"unreadable source: {problem}", file=sys.stderr)
@@ -287,7 +352,14 @@ def _main(argv: list[str] | None, started) -> int:
         if llm.enabled
         else "offline extraction, extractive reports"
     ) + f", {llm.embedding_model if llm.embeddings_enabled else settings.make_embedder().name} embeddings"
-    print(f"{work}; {report.seconds:.1f} s; LLM calls: {report.llm_calls} ({methods})")
+    failed = sum(report.llm_failure_causes.values())
+    print(
+        f"{work}; {report.seconds:.1f} s; LLM calls: {report.llm_calls}"
+        + (f", {failed} failed" if failed else "")
+        + f" ({methods})"
+    )
+    for cause, calls in sorted(report.llm_failure_causes.items(), key=lambda item: (-item[1], item[0])):
+        print(f"LLM calls failed: {calls} x {cause}", file=sys.stderr)
     for error in report.source_errors:
         print(f"unreadable source: {error}", file=sys.stderr)
     for error in dict.fromkeys(report.errors):

@@ -249,9 +249,21 @@ LLM_SETTINGS = (
         "GRAPHRAG_LLM_BASE_URL",
         str,
         None,
-        "OpenAI-compatible endpoint (unset: api.openai.com)",
+        "OpenAI-compatible endpoint (unset: OPENAI_BASE_URL, else api.openai.com); for Azure OpenAI the resource's "
+        "`https://NAME.openai.azure.com`",
         (RUNTIME, QUERY),
         "base_url",
+        fallback="OPENAI_BASE_URL",
+    ),
+    Setting(
+        "GRAPHRAG_LLM_API_VERSION",
+        str,
+        None,
+        "Azure OpenAI's `api-version` (unset: OPENAI_API_VERSION); setting it makes the endpoint Azure OpenAI, its "
+        "models deployment names and its key sent as `api-key`",
+        (RUNTIME, QUERY),
+        "api_version",
+        fallback="OPENAI_API_VERSION",
     ),
     Setting(
         "GRAPHRAG_LLM_API_KEY",
@@ -361,6 +373,42 @@ LLM_SETTINGS = (
         "max_repairs",
     ),
     Setting("GRAPHRAG_LLM_TIMEOUT", float, 120.0, "seconds a call may take", (RUNTIME, QUERY), "timeout_seconds"),
+    # The completion tokens a call may take, per group of stages (the groups of the per-stage
+    # models): without a cap a weak model can run on for thousands of tokens, holding a slot
+    # of a local server for minutes. A cut-off structured answer is invalid and re-asked. Not
+    # part of the cache key: an answer that fitted is valid whatever the cap.
+    Setting(
+        "GRAPHRAG_LLM_EXTRACTION_MAX_TOKENS",
+        int,
+        4096,
+        "completion tokens of an extraction, gleaning or claims call",
+        (RUNTIME,),
+        "extraction_max_tokens",
+    ),
+    Setting(
+        "GRAPHRAG_LLM_SUMMARY_MAX_TOKENS",
+        int,
+        1024,
+        "completion tokens of a description summary or merge confirmation call",
+        (RUNTIME,),
+        "summary_max_tokens",
+    ),
+    Setting(
+        "GRAPHRAG_LLM_REPORT_MAX_TOKENS",
+        int,
+        2048,
+        "completion tokens of a community report call",
+        (RUNTIME,),
+        "report_max_tokens",
+    ),
+    Setting(
+        "GRAPHRAG_LLM_QUERY_MAX_TOKENS",
+        int,
+        2048,
+        "completion tokens of a query call (map, rating, answer)",
+        (QUERY,),
+        "query_max_tokens",
+    ),
     Setting(
         "GRAPHRAG_GLEANINGS",
         int,

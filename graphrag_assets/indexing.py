@@ -21,13 +21,12 @@ from .build_state import CorpusWork, corpus_work, failed_llm_calls
 from .core.inputs import corpus_folders, corpus_of_partition, discover_sources
 from .core.source_diff import SourcePlan, needs_confirmation, plan_sources
 from .defs.partitions import RANGE_END_TAG, RANGE_START_TAG, contiguous_ranges, corpus_partitions, source_partitions
-from .fingerprints import (
-    current_fingerprints,
-)
+from .fingerprints import STAGES, current_fingerprints, recorded_fingerprints, stage_changes
 from .instance.run_launcher import HOST_TAG, this_host
 from .settings import IndexSettings
 from .storage import lance_mirror
-from .storage.schema import SOURCE_FOLDER_COLUMNS, SOURCE_READ
+from .storage.duckdb_store import IndexStore
+from .storage.schema import SOURCE_FAILED, SOURCE_FOLDER_COLUMNS, SOURCE_READ
 from .storage.snapshot import (
     RESTORE_DAYS,
     open_published,
@@ -124,24 +123,42 @@ class IndexReport:
     failed_calls: dict[str, int] = field(default_factory=dict)  # stage -> LLM calls that failed after retries
     source_errors: list[str] = field(default_factory=list)
     rows: dict[str, dict[str, int]] = field(default_factory=dict)  # corpus -> table -> rows
-    llm_calls: int = 0
+    llm_calls: int = 0  # calls made, answered or failed (cache hits are no calls)
+    llm_failure_causes: dict[str, int] = field(default_factory=dict)  # why calls failed -> calls
     seconds: float = 0.0
+
+    def count_llm_usage(self, calls: int, causes: dict[str, int]) -> None:
+        self.llm_calls += calls
+        for cause, count in causes.items():
+            self.llm_failure_causes[cause] = self.llm_failure_causes.get(cause, 0) + count
 
     @property
     def did_work(self) -> bool:
         return bool(self.source_runs or self.graph_runs or self.plan.deleted)
 
 
-def llm_calls_of(result) -> int:
-    """LLM calls a run made, from its materialization metadata. A ranged run repeats a
-    step's metadata on every partition and a multi-asset step on every asset, so each
-    step counts once."""
-    calls = {}
-    for event in result.get_asset_materialization_events():
-        metadata = event.materialization.metadata
+def llm_usage_of(result) -> tuple[int, dict[str, int]]:
+    """LLM calls a run made (failed ones included) and its failed calls by cause, from its
+    steps' materialization metadata, and the metadata of a step that failed (the LLM
+    resource puts the step's usage on its failure). A ranged run repeats a step's
+    metadata on every partition and a multi-asset step on every asset, so each step
+    counts once."""
+    usage = {}
+    for event in result.all_events:
+        if event.is_step_materialization:
+            metadata = event.step_materialization_data.materialization.metadata
+        elif event.is_step_failure and event.step_failure_data.user_failure_data is not None:
+            metadata = event.step_failure_data.user_failure_data.metadata
+        else:
+            continue
         if "llm_calls" in metadata:
-            calls[event.step_key] = int(metadata["llm_calls"].value)
-    return sum(calls.values())
+            causes = metadata.get("llm_failure_causes")
+            usage[event.step_key] = (int(metadata["llm_calls"].value), dict(causes.value) if causes else {})
+    causes: dict[str, int] = {}
+    for _, step_causes in usage.values():
+        for cause, count in step_causes.items():
+            causes[cause] = causes.get(cause, 0) + count
+    return sum(calls for calls, _ in usage.values()), causes
 
 
 def step_errors(result) -> list[str]:
@@ -281,14 +298,24 @@ class Estimate:
         default_factory=dict
     )  # corpus -> communities indexed now (corpora with a graph)
     unreadable: list[str] = field(default_factory=list)
+    cached_text_units: int = 0  # text units whose extraction the cache answers
+    redone: dict[str, str] = field(default_factory=dict)  # corpus -> why all its sources are extracted again
+    # corpus -> why everything it holds is embedded again and how many texts that is
+    # (its text units, entities and reports), for a corpus not extracted again
+    reembedded: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
-def estimate_pending(plan: SourcePlan, settings: IndexSettings) -> Estimate:
-    """What the pending sources will cost before anything is spent: text units and the
-    extraction calls and prompt tokens they need (upper bound: every gleaning pass runs;
-    with claims on, one claim call per text unit more). Summary and report calls depend on
-    the graph the extraction finds; the communities a corpus holds now bound the report
-    calls of an update (one per community whose content changes, and per new one)."""
+def estimate_pending(plan: SourcePlan, settings: IndexSettings, rebuild: str | None = None) -> Estimate:
+    """What the next pass will extract and what that costs, before anything is spent: the
+    pending sources, and every source of a corpus whose chunking or extraction is redone
+    (its settings, model or code changed since the last build, or ``rebuild`` asks), and
+    the sources whose extraction failed; their text units and the extraction calls and
+    prompt tokens they need. A text unit whose extraction the cache answers costs no call
+    (its gleaning passes were cached with it); the others are an upper bound: every
+    gleaning pass runs, and with claims on, one claim call per text unit more. Summary and
+    report calls depend on the graph the extraction finds; the communities a corpus holds
+    now bound the report calls of an update (one per community whose content changes, and
+    per new one)."""
     from graphrag_common.tokens import count_tokens
 
     from .core.chunking import chunk_documents
@@ -296,36 +323,80 @@ def estimate_pending(plan: SourcePlan, settings: IndexSettings) -> Estimate:
     from .llm.client import EMBEDDING_BATCH_TEXTS, EMBEDDING_BATCH_TOKENS
     from .llm.prompts import load_prompt
     from .llm.settings import LLMSettings
+    from .llm_stages.extraction import extraction_cached
 
     llm = LLMSettings.from_env()
     passes = 1 + llm.gleanings + int(llm.claims) if llm.enabled else 0
     template = count_tokens(load_prompt("extract_graph").text) if llm.enabled else 0
-    estimate = Estimate(sources=len(plan.pending))
-    for source in plan.pending:
-        try:
-            units = chunk_documents(read_source(source, settings.table_columns()), settings.chunking())
-        except InputError as error:
-            estimate.unreadable.append(str(error))
-            continue
-        estimate.text_units += units.height
-        estimate.text_unit_tokens += int(units["n_tokens"].sum() or 0)
-    estimate.extraction_calls = estimate.text_units * passes
-    estimate.extraction_prompt_tokens = (estimate.text_unit_tokens + template * estimate.text_units) * passes
-    if llm.embeddings_enabled and estimate.text_units:
-        estimate.embedding_requests = max(
-            math.ceil(estimate.text_units / EMBEDDING_BATCH_TEXTS),
-            math.ceil(estimate.text_unit_tokens / EMBEDDING_BATCH_TOKENS),
+    store = settings.store()
+    with store:  # one opening of the file for the estimate
+        sources, estimate = _sources_to_extract(plan, store, settings, rebuild)
+        texts: list[str] = []
+        for source in sources:
+            try:
+                units = chunk_documents(read_source(source, settings.table_columns()), settings.chunking())
+            except InputError as error:
+                estimate.unreadable.append(str(error))
+                continue
+            estimate.text_units += units.height
+            estimate.text_unit_tokens += int(units["n_tokens"].sum() or 0)
+            texts += units["text"].to_list()
+        if llm.enabled and texts:
+
+            def cached(keys: list[str]) -> set[str]:
+                found = store.read("SELECT DISTINCT key FROM llm_cache WHERE key IN (SELECT unnest(?))", [keys])
+                return set(found["key"])
+
+            estimate.cached_text_units = sum(extraction_cached(llm, cached, texts))
+        asked = estimate.text_units - estimate.cached_text_units
+        estimate.extraction_calls = asked * passes
+        estimate.extraction_prompt_tokens = (estimate.text_unit_tokens + template * estimate.text_units) * passes
+        if llm.embeddings_enabled and estimate.text_units:
+            estimate.embedding_requests = max(
+                math.ceil(estimate.text_units / EMBEDDING_BATCH_TEXTS),
+                math.ceil(estimate.text_unit_tokens / EMBEDDING_BATCH_TOKENS),
+            )
+        corpora = sorted({source.corpus for source in sources})
+        counts = store.read(
+            "SELECT corpus, count(*) AS n FROM communities WHERE corpus IN (SELECT unnest(?)) GROUP BY corpus "
+            "ORDER BY corpus",
+            [corpora],
         )
-    corpora = sorted({source.corpus for source in plan.pending})
-    counts = settings.store().read(
-        (
-            "SELECT corpus, count(*) AS n FROM communities WHERE corpus IN (SELECT unnest(?)) GROUP BY corpus ORDER "
-            "BY corpus"
-        ),
-        [corpora],
-    )
     estimate.communities = dict(counts.iter_rows())
     return estimate
+
+
+def _sources_to_extract(
+    plan: SourcePlan, store: IndexStore, settings: IndexSettings, rebuild: str | None
+) -> tuple[list, Estimate]:
+    """The sources on disk the next pass extracts (as the extraction step decides,
+    ``why_redo_everything``) and an estimate naming why whole corpora are redone."""
+    current = current_fingerprints(settings)
+    estimate = Estimate(sources=len(plan.pending))
+    chosen = {source.partition_key: source for source in plan.pending}
+    unchanged: dict[str, list] = {}
+    for source in plan.unchanged:
+        unchanged.setdefault(source.corpus, []).append(source)
+    redo_stages = STAGES[: STAGES.index("extraction") + 1]  # reading, chunking, extraction
+    for corpus, sources in sorted(unchanged.items()):
+        changes = stage_changes(recorded_fingerprints(store, corpus), current)
+        why = f"{rebuild} rebuild requested" if rebuild in redo_stages else None
+        why = why or next((changes[stage] for stage in redo_stages if stage in changes), None)
+        if why is None and "embeddings" in changes:
+            texts = store.read(
+                "SELECT (SELECT count(*) FROM text_units WHERE corpus = $1) + (SELECT count(*) FROM entities WHERE "
+                "corpus = $1) + (SELECT count(*) FROM community_reports WHERE corpus = $1) AS n",
+                [corpus],
+            )["n"][0]
+            estimate.reembedded[corpus] = (changes["embeddings"], int(texts))
+        if why is None:
+            waiting = store.sources_not_extracted(corpus)
+            failed = set(waiting.filter(pl.col("status") == SOURCE_FAILED)["source_partition"])
+            sources = [source for source in sources if source.partition_key in failed]
+        else:
+            estimate.redone[corpus] = why
+        chosen |= {source.partition_key: source for source in sources}
+    return sorted(chosen.values(), key=lambda source: source.partition_key), estimate
 
 
 def run_index(
@@ -583,7 +654,7 @@ def _launch_runs(
                 raise_on_error=False,
             )
             (report.source_runs if result.success else report.failed_runs).append(result.run_id)
-            report.llm_calls += llm_calls_of(result)
+            report.count_llm_usage(*llm_usage_of(result))
 
     builds = sorted(corpus_work(store, settings, corpora, rebuild).items())
     _build_graphs(instance, defs, builds, run_config, launcher, report, log, settings)
@@ -634,7 +705,7 @@ def _build_graphs(
             )
             success, run_id, calls, errors = _outcome(result)
         (report.graph_runs if success else report.failed_runs).append(run_id)
-        report.llm_calls += calls
+        report.count_llm_usage(*calls)
         if success:
             report.corpora_built.append(corpus)
         else:
@@ -643,9 +714,9 @@ def _build_graphs(
                 break  # a wrong key, model or address fails every corpus alike
 
 
-def _outcome(result) -> tuple[bool, str, int, list[str]]:
-    """A graph run's success, id, LLM calls and step errors."""
-    return result.success, result.run_id, llm_calls_of(result), step_errors(result)
+def _outcome(result) -> tuple[bool, str, tuple[int, dict[str, int]], list[str]]:
+    """A graph run's success, id, LLM calls (``llm_usage_of``) and step errors."""
+    return result.success, result.run_id, llm_usage_of(result), step_errors(result)
 
 
 def _worth_shards(settings: IndexSettings, corpus: str) -> bool:

@@ -11,13 +11,14 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import AsyncIterator, Coroutine, Iterator
-from typing import Any
+from typing import Annotated, Any
 
 import duckdb
 from pydantic import BaseModel, Field
 
 from graphrag_assets.llm.cache import LLMCache
 from graphrag_assets.llm.client import LLMClient
+from graphrag_assets.llm.models import clamped
 from graphrag_assets.llm.prompts import load_prompt
 from graphrag_assets.llm.settings import LLMSettings
 from graphrag_assets.llm.usage import UsageByStage
@@ -27,7 +28,7 @@ from .call_log import QueryCallLog
 
 class MapPoint(BaseModel):
     description: str
-    score: int = Field(ge=0, le=100)
+    score: Annotated[int, clamped(0, 100, whole=True)] = Field(ge=0, le=100)
 
 
 class MapResult(BaseModel):
@@ -35,13 +36,13 @@ class MapResult(BaseModel):
 
 
 class Rating(BaseModel):
-    rating: int = Field(ge=0, le=5)
+    rating: Annotated[int, clamped(0, 5, whole=True)] = Field(ge=0, le=5)
 
 
 class DriftStep(BaseModel):
     answer: str
     follow_up_queries: list[str] = Field(default_factory=list)
-    score: int = Field(default=50, ge=0, le=100)
+    score: Annotated[int, clamped(0, 100, whole=True)] = Field(default=50, ge=0, le=100)
 
 
 class _LoopThread:

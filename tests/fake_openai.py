@@ -176,6 +176,8 @@ class Fault:
     retry_after: float | None = None
     body: str | None = None  # a 200 response with this raw content instead of valid JSON
     match: str | None = None  # only for a request whose prompt contains this text
+    message: str = "injected fault"  # the error's message, for an error status
+    finish_reason: str | None = None  # with ``body``: the finish reason given ("length": cut off at max_tokens)
     path: str | None = None  # only for a request to a path ending with this ("/embeddings")
 
 
@@ -190,6 +192,9 @@ class FakeOpenAI:
     # chunk, "ignored" (no usage chunk), or "rejected" (HTTP 400 naming the option).
     stream_usage: str = "reported"
     embedding_dimensions: int = 16
+    # Above 0: a vector per token of each input, this many tokens (as a server serving an
+    # embedding model without pooling answers).
+    tokens_per_embedding: int = 0
     # Vectors as base64 float32 when asked for with encoding_format (as OpenAI does), or
     # always as lists of numbers (as some local servers do).
     base64_embeddings: bool = True
@@ -244,12 +249,13 @@ class FakeOpenAI:
         self._server.server_close()
 
     def _handle(self, handler, request: dict) -> None:
-        path = handler.path
+        path, _, query = handler.path.partition("?")
         messages = request.get("messages", [])
         prompt = "\n".join(str(m.get("content", "")) for m in messages)
         task_match = re.search(r"\[task: ([a-z_]+)\]", prompt)
         record = {
             "path": path,
+            "query": query,  # Azure OpenAI's api-version travels here
             "task": task_match.group(1) if task_match else None,
             "body": request,
             "headers": {name.lower(): value for name, value in handler.headers.items()},  # names are case-blind
@@ -270,7 +276,7 @@ class FakeOpenAI:
         if fault is not None and fault.body is None:
             headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
             handler._send(
-                fault.status, json.dumps({"error": {"message": "injected fault", "type": "server_error"}}), headers
+                fault.status, json.dumps({"error": {"message": fault.message, "type": "server_error"}}), headers
             )
             return
         if path.endswith("/embeddings"):
@@ -281,11 +287,12 @@ class FakeOpenAI:
                     "object": "embedding",
                     "index": i,
                     "embedding": base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
-                    if encode
+                    if encode and not self.tokens_per_embedding
                     else vector,
                 }
                 for i, text in enumerate(inputs)
                 for vector in [self._vector(text)]
+                for vector in [[vector] * self.tokens_per_embedding if self.tokens_per_embedding else vector]
             ]
             latency = self.latency_seconds + self._jitter()
             time.sleep(latency)
@@ -353,7 +360,8 @@ class FakeOpenAI:
                         {
                             "index": 0,
                             "message": message,
-                            "finish_reason": "tool_calls" if request.get("tools") else "stop",
+                            "finish_reason": (fault.finish_reason if fault is not None else None)
+                            or ("tool_calls" if request.get("tools") else "stop"),
                         }
                     ],
                     "usage": {

@@ -111,3 +111,81 @@ def test_dry_run_bounds_embeddings_and_reports_by_what_the_corpus_holds(dagster_
     assert communities > 0
     assert "embeddings: about 1 request(s) for the new text units" in result.stdout
     assert f"corpus default holds {communities} communities now" in result.stdout
+
+
+def test_the_summary_counts_failed_calls_and_names_their_causes(dagster_home, tmp_path):
+    from .fake_openai import FakeOpenAI, Fault
+
+    unreachable = _run(
+        [],
+        dagster_home,
+        tmp_path,
+        GRAPHRAG_LLM_MODEL="some-model",
+        GRAPHRAG_LLM_BASE_URL="http://127.0.0.1:9/v1",
+        GRAPHRAG_LLM_MAX_RETRIES="0",
+    )
+    assert unreachable.returncode == 1
+    # The sample corpus's 13 text units, one extraction call each, every one refused.
+    assert "LLM calls: 13, 13 failed" in unreachable.stdout
+    assert "LLM calls failed: 13 x connection refused" in unreachable.stderr
+    refusal = "1 validation error: response_format.type Input should be 'text' or 'json_object'"
+    with FakeOpenAI() as fake:
+        fake.faults.extend([Fault(500, message=refusal)] * 20)
+        refused = _run(
+            [],
+            dagster_home,
+            tmp_path,
+            GRAPHRAG_LLM_MODEL="some-model",
+            GRAPHRAG_LLM_BASE_URL=fake.base_url,
+            GRAPHRAG_LLM_MODE="json_schema",
+            GRAPHRAG_LLM_CONCURRENCY="1",
+        )
+    assert refused.returncode == 1
+    assert len(fake.completions()) == 3  # not retried, and the run stopped at the third alike
+    assert "LLM calls: 3, 3 failed" in refused.stdout
+    assert f"LLM calls failed: 3 x HTTP 500: {refusal}" in refused.stderr
+    assert "refused alike 3 times" in refused.stderr and "GRAPHRAG_LLM_MODE (now 'json_schema'" in refused.stderr
+
+
+def test_dry_run_counts_what_the_next_run_extracts_after_a_settings_or_model_change(dagster_home, tmp_path):
+    from .fake_openai import FakeOpenAI
+
+    folder = tmp_path / "input"
+    shutil.copytree(SAMPLE_CORPUS, folder)
+    assert _run(["--input", str(folder)], dagster_home, tmp_path).returncode == 0  # the offline quick start
+    with FakeOpenAI() as fake:
+        llm = {"GRAPHRAG_LLM_MODEL": "fake-chat", "GRAPHRAG_LLM_BASE_URL": fake.base_url, "GRAPHRAG_GLEANINGS": "1"}
+        dry = _run(["--input", str(folder), "--dry-run"], dagster_home, tmp_path, **llm)
+        assert dry.returncode == 0, dry.stderr[-2000:]
+        assert "corpus default: every source extracted again" in dry.stdout
+        assert "13 text units" in dry.stdout and "LLM extraction: at most 26 calls" in dry.stdout
+        assert fake.requests == []  # a dry run asks nothing
+        run = _run(["--input", str(folder)], dagster_home, tmp_path, **llm)
+        assert run.returncode == 0, run.stderr[-2000:]
+        # The fake model finds nothing more when gleaning, the bound's one pass per unit.
+        assert len(fake.completions("extract_graph")) + len(fake.completions("glean")) == 26
+        # Nothing changed since: nothing to extract. Another model: everything again.
+        again = _run(["--input", str(folder), "--dry-run"], dagster_home, tmp_path, **llm)
+        assert "0 text units" in again.stdout and "at most 0 calls" in again.stdout
+        other = llm | {"GRAPHRAG_LLM_MODEL": "other-chat"}
+        changed = _run(["--input", str(folder), "--dry-run"], dagster_home, tmp_path, **other)
+        assert "13 text units" in changed.stdout and "at most 26 calls and about" in changed.stdout
+        assert "prompt tokens with other-chat" in changed.stdout
+        # Back to a model the cache has answered: every extraction is a cache hit.
+        rebuilt = _run(["--input", str(folder), "--dry-run", "--rebuild", "extraction"], dagster_home, tmp_path, **llm)
+        assert "at most 0 calls (13 text units answered by the cache)" in rebuilt.stdout
+        # Another embedder: nothing extracted, everything embedded again, by the endpoint or offline.
+        with duckdb.connect(str(tmp_path / "out" / "index.duckdb"), read_only=True) as connection:
+            texts = sum(
+                connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                for table in ("text_units", "entities", "community_reports")
+            )
+        embedder = llm | {"GRAPHRAG_EMBEDDING_MODEL": "fake-embed"}
+        embedded = _run(["--input", str(folder), "--dry-run"], dagster_home, tmp_path, **embedder)
+        assert "0 text units" in embedded.stdout
+        assert f"its {texts} text units, entities and reports embedded again" in embedded.stdout
+        assert f"about {-(-texts // 64)} embedding request(s)" in embedded.stdout
+        offline = llm | {"GRAPHRAG_EMBEDDING_DIMENSIONS": "128"}
+        assert (
+            "offline, no calls" in _run(["--input", str(folder), "--dry-run"], dagster_home, tmp_path, **offline).stdout
+        )

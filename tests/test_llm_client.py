@@ -2,6 +2,7 @@
 HTTP requests)."""
 
 import asyncio
+import json
 import time
 
 import duckdb
@@ -11,7 +12,7 @@ from pydantic import BaseModel
 from graphrag_assets.llm.cache import LLMCache
 from graphrag_assets.llm.client import LLMClient
 from graphrag_assets.llm.errors import BudgetExhausted, EndpointRefused, LLMError
-from graphrag_assets.llm.models import GraphExtraction
+from graphrag_assets.llm.models import CommunityReport, GraphExtraction
 from graphrag_assets.llm.settings import LLMSettings
 
 from .fake_openai import FakeOpenAI, Fault
@@ -113,9 +114,11 @@ def test_json_mode_sends_the_schema_and_fenced_or_textual_answers_are_read():
         assert _run(_client(fake, mode="json"), lambda c: c.structured("qa", "v1", asked, Answer)).answer == "yes"
         request = fake.completions()[0]["body"]
         assert request["response_format"] == {"type": "json_object"}
-        system = request["messages"][0]
-        assert system["content"].startswith("Be brief.") and '"answer"' in system["content"]
-        assert len(request["messages"]) == 2  # the schema joins the system message
+        # The instructions and the schema reach the model in its user turn: some chat
+        # templates (Gemma's) drop system messages.
+        [turn] = request["messages"]
+        assert turn["role"] == "user" and turn["content"].startswith("Be brief.")
+        assert '"answer"' in turn["content"] and turn["content"].endswith(EXTRACT[0]["content"])
     # A server that answers a forced function call in the text is read all the same.
     with FakeOpenAI(tools_in_text=True) as fake:
         fake.faults.append(Fault(body='{"answer": "no"}'))
@@ -250,3 +253,117 @@ def test_nothing_is_embedded_ahead_without_an_embedding_model():
 
         asyncio.run(run())
         assert fake.embedding_requests() == []
+
+
+def test_every_call_is_capped_per_stage_and_a_cut_off_answer_is_re_asked():
+    with FakeOpenAI() as fake:
+        fake.faults.append(Fault(body='{"entities": [{"name": "Mara Ell', finish_reason="length"))
+        client = _client(fake, extraction_max_tokens=300, summary_max_tokens=50)
+        result = _run(client, lambda c: c.structured("extraction", "v1", EXTRACT, GraphExtraction))
+        assert result.entities  # the second answer, asked again with the first one's error
+        cut_off, again = (request["body"] for request in fake.completions())
+        assert cut_off["max_tokens"] == again["max_tokens"] == 300
+        added = again["messages"][len(cut_off["messages"]) :]
+        # The assistant turn echoed with empty text, not null: local servers refuse null.
+        assert added[0]["role"] == "assistant" and added[0]["content"] == ""
+        assert "EOF while parsing" in added[1]["content"]
+        _run(client, lambda c: c.structured("summary", "v1", [{"role": "user", "content": "[task: x] y"}], Answer))
+        assert fake.completions()[-1]["body"]["max_tokens"] == 50
+        # The cap is no part of the cache key: an answer that fitted stays valid.
+        capped = _client(fake, extraction_max_tokens=200)
+        capped.cache = client.cache
+        _run(capped, lambda c: c.structured("extraction", "v1", EXTRACT, GraphExtraction))
+        assert len(fake.completions()) == 3
+
+
+def test_an_answer_leaving_out_what_it_must_list_is_re_asked():
+    with FakeOpenAI() as fake:
+        fake.faults.append(Fault(body="{ }"))
+        result = _run(_client(fake), lambda c: c.structured("extraction", "v1", EXTRACT, GraphExtraction))
+        assert result.entities
+        first, again = (request["body"] for request in fake.completions())
+        schema = first["tools"][0]["function"]["parameters"]
+        assert sorted(schema["required"]) == ["entities", "relationships"]
+        assert "Field required" in again["messages"][-1]["content"]
+
+
+def test_numbers_outside_their_range_are_clamped_not_refused():
+    report = {
+        "title": "T",
+        "summary": "S",
+        "rating": 12,
+        "rating_explanation": "R",
+        "findings": [{"summary": f"f{i}", "explanation": "e"} for i in range(12)],
+    }
+    with FakeOpenAI() as fake:
+        fake.faults.append(Fault(body=json.dumps(report)))
+        result = _run(_client(fake), lambda c: c.structured("report", "v1", EXTRACT, CommunityReport))
+        assert result.rating == 10 and [f.summary for f in result.findings] == [f"f{i}" for i in range(10)]
+        assert len(fake.completions()) == 1
+
+
+def test_a_request_refused_as_invalid_is_not_retried_and_refusals_alike_stop_the_run():
+    refused = "1 validation error: response_format.type Input should be 'text' or 'json_object'"
+    with FakeOpenAI() as fake:
+        fake.faults.extend([Fault(500, message=refused)] * 3)
+        client = _client(fake, mode="json_schema", max_retries=6)
+        with pytest.raises(LLMError, match="after 1 attempt"):
+            _run(client, lambda c: c.structured("extraction", "v1", EXTRACT, GraphExtraction))
+        assert len(fake.completions()) == 1  # not sent 7 times
+
+        async def two_more(c):
+            for version in ("v2", "v3"):
+                try:
+                    await c.structured("extraction", version, EXTRACT, GraphExtraction)
+                except LLMError:
+                    pass
+
+        # The first calls of the stage refused alike: the settings are at fault, not the items.
+        with pytest.raises(EndpointRefused, match="GRAPHRAG_LLM_MODE \\(now 'json_schema'"):
+            _run(client, two_more)
+        assert len(fake.completions()) == 3
+    # A server error that says nothing of the request is retried as before.
+    with FakeOpenAI() as fake:
+        fake.faults.append(Fault(500, message="model is loading"))
+        assert _run(_client(fake), lambda c: c.structured("extraction", "v1", EXTRACT, GraphExtraction)).entities
+        assert len(fake.completions()) == 2
+
+
+def test_embeddings_of_another_shape_are_refused_before_they_are_cached():
+    with FakeOpenAI(tokens_per_embedding=5) as fake:
+        client = _client(fake)
+        with pytest.raises(LLMError, match="5x16 array per input.*pooling"):
+            _run(client, lambda c: c.embed(["Marley was dead", "to begin with"]))
+        with pytest.raises(LLMError):  # nothing was cached: asked again, refused again
+            _run(client, lambda c: c.embed(["Marley was dead", "to begin with"]))
+        assert len(fake.embedding_requests()) == 2
+
+
+def test_azure_openai_gets_its_api_key_header_api_version_and_deployment_path():
+    with FakeOpenAI() as fake:
+        root = fake.base_url.removesuffix("/v1")
+        settings = LLMSettings(
+            base_url=root, api_key=KEY, api_version="2024-10-21", model="fake-chat", embedding_model="fake-embed"
+        )
+        client = LLMClient(settings, LLMCache(duckdb.connect(":memory:")))
+        result = _run(client, lambda c: c.structured("extraction", "v1", EXTRACT, GraphExtraction))
+        assert [e.name for e in result.entities] == ["Mara Ellison", "Victor Ashdown", "Gullwing Pier"]
+        assert _run(client, lambda c: c.embed(["Marley was dead"])).shape == (1, 16)
+        chat, embedding = fake.requests
+        assert chat["path"] == "/openai/deployments/fake-chat/chat/completions"
+        assert embedding["path"] == "/openai/deployments/fake-embed/embeddings"
+        for request in (chat, embedding):
+            assert request["query"] == "api-version=2024-10-21"
+            assert request["headers"]["api-key"] == KEY and "authorization" not in request["headers"]
+
+
+def test_openai_environment_conventions_are_honoured(monkeypatch):
+    for variable in ("GRAPHRAG_LLM_BASE_URL", "GRAPHRAG_LLM_API_KEY", "GRAPHRAG_LLM_API_VERSION"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_VERSION", "2024-10-21")
+    monkeypatch.setenv("GRAPHRAG_LLM_MODEL", "some-model")
+    settings = LLMSettings.from_env()
+    assert settings.enabled and settings.base_url == "http://127.0.0.1:9/v1" and settings.api_version == "2024-10-21"
+    assert settings.api_key.get_secret_value() == KEY

@@ -1,5 +1,6 @@
 """Killing the indexer halfway (SIGKILL) and rerunning makes no completion call twice:
-every answer is in the DuckDB cache the moment it arrives."""
+every answer is in the DuckDB cache the moment it arrives. Ctrl-C and SIGTERM stop it at
+once, as a kill would, even while a call is in flight."""
 
 import hashlib
 import json
@@ -21,29 +22,26 @@ def _key(request: dict) -> str:
     return hashlib.sha256(json.dumps([body.get("model"), body.get("messages")], sort_keys=True).encode()).hexdigest()
 
 
-def test_sigkill_mid_extraction_then_rerun_repeats_no_finished_call(tmp_path, input_dir):
+def _indexer(tmp_path, input_dir, fake: FakeOpenAI) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of graphrag-index over ``input_dir`` with the fake
+    model, two calls in flight, in a Dagster home of its own."""
     home = tmp_path / "dagster_home"
     home.mkdir()
     shutil.copy(REPO / "dagster_home" / "dagster.yaml", home)
+    env = os.environ | {
+        "DAGSTER_HOME": str(home),
+        "GRAPHRAG_LLM_BASE_URL": fake.base_url,
+        "GRAPHRAG_LLM_API_KEY": "sk-test-kill",
+        "GRAPHRAG_LLM_MODEL": "fake-chat",
+        "GRAPHRAG_LLM_CONCURRENCY": "2",
+    }
+    command = [sys.executable, "-m", "graphrag_assets.cli", "--input", str(input_dir)]
+    return command + ["--db", str(tmp_path / "index.duckdb"), "--vectors", str(tmp_path / "lancedb")], env
+
+
+def test_sigkill_mid_extraction_then_rerun_repeats_no_finished_call(tmp_path, input_dir):
     with FakeOpenAI(latency_seconds=0.25) as fake:
-        env = os.environ | {
-            "DAGSTER_HOME": str(home),
-            "GRAPHRAG_LLM_BASE_URL": fake.base_url,
-            "GRAPHRAG_LLM_API_KEY": "sk-test-kill",
-            "GRAPHRAG_LLM_MODEL": "fake-chat",
-            "GRAPHRAG_LLM_CONCURRENCY": "2",
-        }
-        command = [
-            sys.executable,
-            "-m",
-            "graphrag_assets.cli",
-            "--input",
-            str(input_dir),
-            "--db",
-            str(tmp_path / "index.duckdb"),
-            "--vectors",
-            str(tmp_path / "lancedb"),
-        ]
+        command, env = _indexer(tmp_path, input_dir, fake)
         # Its own process group: the kill takes down everything it started, as a crash would.
         process = subprocess.Popen(
             command, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
@@ -70,3 +68,34 @@ def test_sigkill_mid_extraction_then_rerun_repeats_no_finished_call(tmp_path, in
     with duckdb.connect(str(tmp_path / "index.duckdb"), read_only=True) as connection:
         assert connection.execute("SELECT count(*) FROM community_reports").fetchone()[0] > 0
         assert connection.execute("SELECT count(*) FROM llm_failures").fetchone()[0] == 0
+
+
+def test_ctrl_c_and_sigterm_stop_the_indexer_at_once_with_a_call_in_flight(tmp_path, input_dir):
+    import psutil
+
+    # Every answer takes a minute, as on a one-slot local server: a graceful stop would wait for it.
+    with FakeOpenAI(latency_seconds=60) as fake:
+        command, env = _indexer(tmp_path, input_dir, fake)
+        for stop, to_group in ((signal.SIGINT, True), (signal.SIGTERM, False)):
+            before = len(fake.requests)
+            process = subprocess.Popen(
+                command, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+            )
+            deadline = time.monotonic() + 120
+            while not [r for r in fake.requests[before:] if "finished" not in r]:
+                assert time.monotonic() < deadline and process.poll() is None, "no request was sent"
+                time.sleep(0.05)
+            children = psutil.Process(process.pid).children(recursive=True)
+            sent = time.monotonic()
+            # Ctrl-C signals the terminal's whole process group; SIGTERM (a service manager) the process.
+            os.killpg(process.pid, stop) if to_group else process.send_signal(stop)
+            error = process.communicate(timeout=10)[1].decode()
+            assert time.monotonic() - sent < 5
+            assert process.returncode == 128 + stop
+            assert f"stopped by {stop.name}" in error and "run again to continue" in error
+            assert not [child for child in children if child.is_running() and child.status() != psutil.STATUS_ZOMBIE]
+        fake.latency_seconds = 0
+        rerun = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True, timeout=600)
+        assert rerun.returncode == 0, rerun.stderr[-2000:]
+    with duckdb.connect(str(tmp_path / "index.duckdb"), read_only=True) as connection:
+        assert connection.execute("SELECT count(*) FROM community_reports").fetchone()[0] > 0

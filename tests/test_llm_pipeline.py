@@ -1,5 +1,6 @@
 """The whole asset graph through the LLM path, against the OpenAI-compatible test server."""
 
+import json
 from collections import Counter
 
 import duckdb
@@ -190,3 +191,57 @@ def test_an_embedding_outage_fails_only_the_embeddings_and_a_rerun_completes_wit
     assert len(fake_llm.completions()) == completions  # every completion came from the cache
     kinds = {kind for (kind,) in _sql(settings, "SELECT DISTINCT kind FROM embeddings")}
     assert kinds == {"text_unit_text", "entity_description", "community_full_content"}
+
+
+def test_junk_names_are_screened_out_with_their_reasons(fake_llm, input_dir, index, instance):
+    from dagster import AssetKey
+
+    (input_dir / "default" / "weak_model.txt").write_text("Notes: Mara Quell rowed across Lantern Bay at dawn.\n")
+    junk = {
+        "entities": [
+            {"name": "Mara Quell", "type": "PEOPLE", "description": "A rower."},
+            {"name": "Entity", "type": "PERSON", "description": "The entity."},
+            {"name": "https://example.com/rowing", "type": "ORGANIZATION", "description": "A link."},
+            {"name": "Mara Quell rowed across Lantern Bay at dawn.", "type": "EVENT", "description": "It happened."},
+            {"name": "Lantern Bay", "type": "BAND, NORTHERN LIGHTS", "description": "Water."},
+            {"name": "Osric Vane", "type": "PERSON", "description": "Never mentioned."},
+        ],
+        "relationships": [
+            {"source": "Mara Quell", "target": "Osric Vane", "description": "Invented.", "strength": 5},
+            {"source": "Mara Quell", "target": "Lantern Bay", "description": "Rows there.", "strength": 14},
+        ],
+    }
+    fake_llm.faults.append(Fault(body=json.dumps(junk), match="Mara Quell rowed"))
+    settings, report = index(input_dir)
+    assert not report.failed_runs
+    rows = _sql(
+        settings,
+        "SELECT title, type FROM extracted_entities WHERE source_partition LIKE '%weak_model%' "
+        "AND title IN ('Mara Quell', 'Lantern Bay', 'Entity', 'Osric Vane') ORDER BY title",
+    )
+    # The rower's type mapped onto a configured one; the bay's cleared, its name kept.
+    assert rows == [("Lantern Bay", ""), ("Mara Quell", "PERSON")]
+    assert _sql(
+        settings,
+        "SELECT weight FROM extracted_relationships WHERE source_partition LIKE '%weak_model%' "
+        "AND source_key = 'lantern bay' AND target_key = 'mara quell'",
+    ) == [(10.0,)]  # strength 14 clamped
+    metadata = instance.get_latest_materialization_event(AssetKey("extractions")).asset_materialization.metadata
+    assert metadata["names_screened_out"].value == {
+        "not in the text": 1,
+        "placeholder": 1,
+        "sentence": 1,
+        "type 'BAND, NORTHERN LIGHTS' not in GRAPHRAG_ENTITY_TYPES (cleared)": 1,
+        "url": 1,
+    }
+
+
+def test_a_model_that_finds_nothing_fails_the_graph_and_publishes_nothing(fake_llm, input_dir, index):
+    fake_llm.faults.extend([Fault(body='{"entities": [], "relationships": []}', match="[task: extract_graph]")] * 200)
+    settings, report = index(input_dir)
+    assert report.failed_runs
+    assert any(
+        "no entity extracted from any of the" in error and "GRAPHRAG_LLM_MODE" in error for error in report.errors
+    )
+    assert _sql(settings, "SELECT count(*) FROM entities") == [(0,)]
+    assert _sql(settings, "SELECT count(*) FROM community_reports") == [(0,)]

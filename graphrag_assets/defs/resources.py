@@ -69,12 +69,18 @@ class EndpointResource(ConfigurableResource):
     def session(self, store: IndexStore, corpus: str, run_id: str) -> Iterator[LLMSession]:
         """The endpoint for one step of a Dagster run on a corpus, caching and recording its
         calls in the step's open index store."""
-        try:
-            with LLMSession(self.get_settings(), store.open_connection, CallSite(corpus, run_id)) as session:
+        with LLMSession(self.get_settings(), store.open_connection, CallSite(corpus, run_id)) as session:
+            try:
                 yield session
-        except EndpointRefused as error:
-            # Wrong settings: retrying the step (the jobs' retry policy) cannot help.
-            raise Failure(description=str(error), allow_retries=False) from error
+            except Exception as error:
+                # The calls the step made, failed ones too, stay countable (the run's summary)
+                # on its failure. Wrong settings: retrying the step (the jobs' retry policy)
+                # cannot help.
+                raise Failure(
+                    description=str(error),
+                    allow_retries=not isinstance(error, EndpointRefused),
+                    metadata=session.usage.metadata(),
+                ) from error
 
 
 class LLMResource(EndpointResource):

@@ -1,7 +1,7 @@
 """The LLM client every stage uses: structured completions, streamed plain-text
 completions and embeddings through any OpenAI-compatible endpoint.
 
-- The endpoint through the openai SDK, structured answers through instructor (endpoint.py).
+- The endpoint through the openai SDK, structured answers through instructor (openai_sdk.py).
 - Structured outputs by tool calling, JSON schema or plain JSON mode; an answer that does
   not validate is re-asked at most ``max_repairs`` times.
 - Plain-text answers streamed piece by piece as the model writes them; a failure before
@@ -42,14 +42,27 @@ from graphrag_common.ids import content_hash
 from graphrag_common.tokens import count_tokens, get_encoding
 
 from .cache import CacheRow, CallSite, LLMCache, LLMCall, call_record
-from .errors import BudgetExhausted, EndpointRefused, LLMError, StatusError, describe, refusal, transport_error
+from .errors import (
+    REFUSED_ALIKE,
+    BudgetExhausted,
+    EndpointRefused,
+    LLMError,
+    StatusError,
+    cause_of,
+    causes,
+    describe,
+    invalid_request,
+    refusal,
+    refused_alike,
+    transport_error,
+)
 from .models import schema_of
 from .rate_limit import RateLimiter
 from .settings import LLMSettings
 from .usage import UsageByStage
 
 if TYPE_CHECKING:
-    from .endpoint import Endpoint
+    from .openai_sdk import Endpoint
 
 R = TypeVar("R")
 T = TypeVar("T", bound=BaseModel)
@@ -110,6 +123,7 @@ class LLMClient:
         self._ahead: list[str] = []  # texts to embed ahead, not sent yet
         self._ahead_requests: list[asyncio.Task] = []
         self._refused: EndpointRefused | None = None  # once refused, every call fails at once
+        self._refusals: dict[tuple, int] = {}  # (stage, status, message) -> calls refused so far
 
     def _bind_loop(self) -> None:
         """HTTP connections, concurrency slots, the limiter and embed-ahead requests belong
@@ -156,7 +170,7 @@ class LLMClient:
     def _endpoint(self, base_url: str | None, key) -> Endpoint:
         # Imported with the first client that sends a request: the job definitions import
         # this module, and an offline pass or a rerun answered by the cache never needs it.
-        from .endpoint import DEFAULT_BASE_URL, Endpoint
+        from .openai_sdk import DEFAULT_BASE_URL, Endpoint
 
         url = base_url or DEFAULT_BASE_URL
         return Endpoint(
@@ -164,6 +178,7 @@ class LLMClient:
             key.get_secret_value() if key else None,  # local servers (Ollama, vLLM) need no key
             self.settings.timeout_seconds,
             _tls_context(not url.startswith("http://")),
+            self.settings.api_version,
         )
 
     @property
@@ -219,12 +234,13 @@ class LLMClient:
             except Exception as error:  # classified below; anything else is not retried
                 refused = refusal(error, stage, self.settings)
                 if refused is not None:
-                    stats.failures += 1
+                    stats.failed(cause_of(error))
                     self._refused = EndpointRefused(self._redact(str(refused)))
                     raise self._refused from None
                 cause = transport_error(error)
                 if cause is None or attempt == self.settings.max_retries:
-                    stats.failures += 1
+                    stats.failed(self._redact(cause_of(error)))
+                    self._stop_if_refused_alike(stage, error)
                     raise LLMError(
                         self._redact(f"{stage} call failed after {attempt + 1} attempt(s): {describe(error)}")
                     ) from None
@@ -235,25 +251,24 @@ class LLMClient:
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable")
 
+    def _stop_if_refused_alike(self, stage: str, error: BaseException) -> None:
+        """Stops the run (``EndpointRefused``) once ``REFUSED_ALIKE`` calls of a stage that
+        has had no answer yet were refused with one same invalid-request error."""
+        refused = next((cause for cause in causes(error) if invalid_request(cause)), None)
+        if refused is None or self.usage.stage(stage).calls:
+            return
+        alike = (stage, refused.status_code, refused.message)
+        self._refusals[alike] = self._refusals.get(alike, 0) + 1
+        if self._refusals[alike] >= REFUSED_ALIKE:
+            self._refused = EndpointRefused(self._redact(str(refused_alike(refused, stage, self.settings))))
+            raise self._refused from None
+
     # -- completions ------------------------------------------------------------------
     def _request(
         self, stage: str, prompt_version: str, messages: list[dict], parameters: dict, schema: dict | None
     ) -> _Request:
         model = self.settings.model_for(stage)
-        key = content_hash(
-            json.dumps(
-                {
-                    "model": model,
-                    "messages": messages,
-                    "parameters": parameters,
-                    "schema": schema,
-                    "prompt": prompt_version,
-                },
-                sort_keys=True,
-                ensure_ascii=False,
-            )
-        )
-        return _Request(stage, model, key)
+        return _Request(stage, model, completion_key(model, prompt_version, messages, parameters, schema))
 
     def _call(self, stage: str, model: str, prompt_tokens: int, completion_tokens: int, cached: bool) -> LLMCall:
         """The record of one call at its model's price now, its cost counted in the stage's usage."""
@@ -270,11 +285,14 @@ class LLMClient:
             self.cache.note(self._call(request.stage, request.model, 0, 0, cached=True))
         return cached
 
-    async def _record(self, request: _Request, value: str | None, prompt_tokens: int, completion_tokens: int) -> None:
+    async def _record(
+        self, request: _Request, value: str | None, prompt_tokens: int, completion_tokens: int, failed: bool = False
+    ) -> None:
         """Counts and records a call and its tokens; caches ``value`` unless it is None (a
-        stream broken off: its tokens are paid for all the same)."""
+        stream the reader closed or that broke off: its tokens are paid for all the same).
+        A ``failed`` call is counted among the failures already, not among the answered."""
         stats = self.usage.stage(request.stage)
-        stats.calls += 1
+        stats.calls += not failed
         stats.prompt_tokens += prompt_tokens
         stats.completion_tokens += completion_tokens
         rows = (
@@ -289,17 +307,24 @@ class LLMClient:
     async def structured(self, stage: str, prompt_version: str, messages: list[dict], response_model: type[T]) -> T:
         """A validated ``response_model`` for the messages, from the cache or the model."""
         self._bind_loop()
-        parameters = {"temperature": 0, "mode": self.settings.mode}
-        request = self._request(stage, prompt_version, messages, parameters, schema_of(response_model))
+        request = self._request(
+            stage, prompt_version, messages, structured_parameters(self.settings), schema_of(response_model)
+        )
         cached = self._cached(request)
         if cached is not None:
             return response_model.model_validate_json(cached)
 
-        from .endpoint import structured
+        from .openai_sdk import structured
 
         async def call():
             return await structured(
-                self.chat_api, self.settings.mode, request.model, messages, response_model, self.settings.max_repairs
+                self.chat_api,
+                self.settings.mode,
+                request.model,
+                messages,
+                response_model,
+                self.settings.max_repairs,
+                self.settings.max_tokens_for(stage),
             )
 
         result, prompt_tokens, completion_tokens = await self._with_retries(
@@ -325,14 +350,14 @@ class LLMClient:
             return
         stream, first = await self._with_retries(
             stage,
-            lambda: self._open_stream(request.model, messages),
+            lambda: self._open_stream(request.model, messages, self.settings.max_tokens_for(stage)),
             self._token_estimate(messages),
             self._completion_slots,
             keep_slot=True,
         )
         pieces: list[str] = []
         reported = None
-        complete = False
+        complete = broken = False
         try:
             async with contextlib.aclosing(_chunks(first, stream)) as chunks:
                 async for chunk in chunks:
@@ -343,7 +368,8 @@ class LLMClient:
                         yield piece
             complete = True
         except Exception as error:
-            self.usage.stage(stage).failures += 1
+            broken = True
+            self.usage.stage(stage).failed(self._redact(f"stream broken off: {cause_of(error)}"))
             raise LLMError(
                 self._redact(f"{stage} stream broke off after {len(pieces)} piece(s): {describe(error)}")
             ) from None
@@ -356,19 +382,20 @@ class LLMClient:
                 completion_tokens = reported.get("completion_tokens") or 0
             else:
                 prompt_tokens, completion_tokens = _prompt_tokens(messages), count_tokens(text)
-            await self._record(request, text if complete else None, prompt_tokens, completion_tokens)
+            await self._record(request, text if complete else None, prompt_tokens, completion_tokens, failed=broken)
 
-    async def _open_stream(self, model: str, messages: list[dict]):
+    async def _open_stream(self, model: str, messages: list[dict], max_tokens: int):
         """A streamed completion, read up to its first text: (stream, chunks read). Errors
         before any text surface here, where they can still be retried."""
         options = {"stream_options": {"include_usage": True}} if self._stream_usage else {}
+        body = {"model": model, "messages": messages, "temperature": 0, "max_tokens": max_tokens}
         try:
-            stream = await self.chat_api.chat_stream({"model": model, "messages": messages, "temperature": 0} | options)
+            stream = await self.chat_api.chat_stream(body | options)
         except StatusError as error:
             if error.status_code != 400 or not options or "stream_options" not in error.message:
                 raise
             self._stream_usage = False  # the server refuses the option; tokens are counted here instead
-            return await self._open_stream(model, messages)
+            return await self._open_stream(model, messages, max_tokens)
         first = []
         try:
             while (chunk := await anext(stream, None)) is not None:
@@ -464,6 +491,28 @@ class LLMClient:
             result[index] += vectors[position] * tokens  # token-weighted average of the pieces
         norms = np.linalg.norm(result, axis=1, keepdims=True)
         return result / np.where(norms == 0, 1, norms)
+
+
+def completion_key(model: str, prompt_version: str, messages: list[dict], parameters: dict, schema: dict | None) -> str:
+    """The cache key of a completion (``llm_cache.key``)."""
+    return content_hash(
+        json.dumps(
+            {
+                "model": model,
+                "messages": messages,
+                "parameters": parameters,
+                "schema": schema,
+                "prompt": prompt_version,
+            },
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+    )
+
+
+def structured_parameters(settings: LLMSettings) -> dict:
+    """The parameters of a structured completion that its answer depends on (cache key)."""
+    return {"temperature": 0, "mode": settings.mode}
 
 
 def _prompt_tokens(messages: list[dict]) -> int:

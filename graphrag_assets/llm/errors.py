@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import polars as pl
@@ -20,7 +21,7 @@ def failure_frame(failures: Iterable[dict]) -> pl.DataFrame:
     return pl.DataFrame(list(failures), schema=FAILURE_COLUMNS)
 
 
-# What the endpoint's answers can be (endpoint.py raises them); here, with no HTTP library
+# What the endpoint's answers can be (openai_sdk.py raises them); here, with no HTTP library
 # imported, because the job definitions import this module.
 class EndpointError(Exception):
     """A request that got no usable answer."""
@@ -59,10 +60,27 @@ def first_line(error: BaseException) -> str:
     return text.splitlines()[0][:300] if text else ""
 
 
+# What an endpoint says of a request it will never accept, whatever its status: local
+# servers answer an unsupported option with HTTP 500 ("Input should be 'text' or
+# 'json_object'") as often as with 400.
+_INVALID_REQUEST = re.compile(
+    r"invalid|unsupported|not supported|input should be|validation error|unrecognized|"
+    r"unknown (?:field|parameter|argument)|extra (?:inputs|fields)|not allowed|not permitted",
+    re.IGNORECASE,
+)
+
+
+def invalid_request(error: BaseException) -> bool:
+    """An HTTP error whose body says the request is invalid or unsupported: sending it
+    again gets the same answer."""
+    return isinstance(error, StatusError) and bool(_INVALID_REQUEST.search(error.message))
+
+
 def retryable(error: BaseException) -> bool:
-    """Worth another attempt: a rate limit, a server error or a transport failure."""
+    """Worth another attempt: a rate limit, a server error (one not refusing the request
+    itself) or a transport failure."""
     if isinstance(error, StatusError):
-        return error.status_code == 429 or error.status_code >= 500
+        return error.status_code == 429 or (error.status_code >= 500 and not invalid_request(error))
     return isinstance(error, TransportError)
 
 
@@ -112,6 +130,31 @@ def refusal(error: BaseException, stage: str, settings: LLMSettings) -> Endpoint
     return None
 
 
+# Calls of a stage that fail alike, with no call of it answered, before the run stops:
+# one such failure may belong to its input, several identical ones are the settings'.
+REFUSED_ALIKE = 3
+# Words of an endpoint's refusal that point at the structured-output mode.
+_MODE_WORDS = re.compile(r"response_format|json_schema|json_object|tool|function", re.IGNORECASE)
+
+
+def refused_alike(error: StatusError, stage: str, settings: LLMSettings) -> EndpointRefused:
+    """The stop of a run whose first calls of ``stage`` the endpoint refused alike
+    (``invalid_request``), naming the settings that shape the request."""
+    if stage == "embedding":
+        fix = f"GRAPHRAG_EMBEDDING_MODEL (now {settings.embedding_model!r})"
+    elif _MODE_WORDS.search(error.message):
+        fix = f"GRAPHRAG_LLM_MODE (now {settings.mode!r}; tools, json_schema or json: see the README's model section)"
+    else:
+        fix = (
+            f"GRAPHRAG_LLM_MODE (now {settings.mode!r}), the model (now {settings.model_for(stage)!r}) "
+            "and the GRAPHRAG_LLM_*_MAX_TOKENS caps"
+        )
+    return EndpointRefused(
+        f"{stage} calls refused alike {REFUSED_ALIKE} times (HTTP {error.status_code}: {error.message}): "
+        f"the endpoint does not accept these requests; check {fix}"
+    )
+
+
 class BudgetExhausted(LLMError):
     """The token budget (GRAPHRAG_LLM_TOKEN_BUDGET) is spent: no further calls."""
 
@@ -125,6 +168,27 @@ def describe(error: BaseException) -> str:
         if isinstance(current, EndpointError):
             return f"{type(current).__name__}: {str(current)[:300]}"
     return f"{type(error).__name__}: {first_line(error)}".rstrip(": ")
+
+
+def cause_of(error: BaseException) -> str:
+    """What made a call fail, by kind, for the run's summary: "connection refused",
+    "timeout", "HTTP <status>: <the endpoint's message>", "invalid output: <problem>", or
+    the error's type. Calls failing for one reason share one description."""
+    for current in causes(error):
+        if isinstance(current, StatusError):
+            return f"HTTP {current.status_code}: {current.message[:120]}"
+        if isinstance(current, TransportError):
+            text = str(current).lower()
+            if "timed out" in text or "timeout" in text:
+                return "timeout"
+            if "refused" in text or "connect" in text:
+                return "connection refused"
+            return f"connection failed: {first_line(current)[:120]}"
+        if isinstance(current, InvalidOutput):
+            return f"invalid output: {first_line(current).split(': ', 1)[-1][:120]}"
+        if isinstance(current, BudgetExhausted):
+            return "token budget reached"
+    return type(error).__name__
 
 
 def transport_error(error: BaseException) -> BaseException | None:

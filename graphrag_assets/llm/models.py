@@ -3,9 +3,24 @@
 from __future__ import annotations
 
 import functools
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, Field, field_validator
+
+
+def clamped(low: float, high: float, whole: bool = False) -> BeforeValidator:
+    """A field's answer brought into [low, high] (and rounded when ``whole``) before it is
+    validated: the schema states the range, but the grammar of a local server does not
+    enforce it, and a strength of 12 is a strong one, not a wrong answer. Anything but a
+    number is left for validation to judge. The schema, and so the cache key, is unchanged."""
+
+    def clamp(value: object) -> object:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return value
+        value = min(max(value, low), high)
+        return round(value) if whole else value
+
+    return BeforeValidator(clamp)
 
 
 @functools.cache
@@ -26,7 +41,9 @@ class Relationship(BaseModel):
     source: str = Field(description="name of the source entity, as listed in entities")
     target: str = Field(description="name of the target entity, as listed in entities")
     description: str = Field(description="how the two entities are related")
-    strength: int = Field(ge=1, le=10, description="1 incidental - 10 central and explicit")
+    strength: Annotated[int, clamped(1, 10, whole=True)] = Field(
+        ge=1, le=10, description="1 incidental - 10 central and explicit"
+    )
 
 
 class GraphExtraction(BaseModel):
@@ -76,9 +93,14 @@ class Finding(BaseModel):
 class CommunityReport(BaseModel):
     title: str
     summary: str
-    rating: float = Field(ge=0, le=10)
+    rating: Annotated[float, clamped(0, 10)] = Field(ge=0, le=10)
     rating_explanation: str
     findings: list[Finding] = Field(min_length=1, max_length=10)
+
+    @field_validator("findings", mode="before")
+    @classmethod
+    def _at_most_ten(cls, value: object) -> object:
+        return value[:10] if isinstance(value, list) else value  # the first ten: the ones the model put first
 
 
 class MergeVerdict(BaseModel):

@@ -14,6 +14,8 @@ from .prices import PRICES_VARIABLE, ModelPrice, read_price_file
 MODES = ("tools", "json_schema", "json")
 # Stages that share another stage's model setting.
 MODEL_OF_STAGE = {"claims": "extraction", "glean": "extraction"}
+# Stages that share another stage's completion-token cap (GRAPHRAG_LLM_*_MAX_TOKENS).
+MAX_TOKENS_OF_STAGE = MODEL_OF_STAGE | {"confirm_merges": "summary"}
 
 
 class LLMSettings(BaseModel):
@@ -38,6 +40,7 @@ class LLMSettings(BaseModel):
     """
 
     base_url: str | None = default_of("GRAPHRAG_LLM_BASE_URL")
+    api_version: str | None = default_of("GRAPHRAG_LLM_API_VERSION")  # set: Azure OpenAI
     api_key: SecretStr | None = default_of("GRAPHRAG_LLM_API_KEY")
     model: str | None = default_of("GRAPHRAG_LLM_MODEL")
     extraction_model: str | None = default_of("GRAPHRAG_LLM_EXTRACTION_MODEL")
@@ -55,6 +58,10 @@ class LLMSettings(BaseModel):
     max_retries: int = default_of("GRAPHRAG_LLM_MAX_RETRIES")
     max_repairs: int = default_of("GRAPHRAG_LLM_MAX_REPAIRS")
     timeout_seconds: float = default_of("GRAPHRAG_LLM_TIMEOUT")
+    extraction_max_tokens: int = default_of("GRAPHRAG_LLM_EXTRACTION_MAX_TOKENS")
+    summary_max_tokens: int = default_of("GRAPHRAG_LLM_SUMMARY_MAX_TOKENS")
+    report_max_tokens: int = default_of("GRAPHRAG_LLM_REPORT_MAX_TOKENS")
+    query_max_tokens: int = default_of("GRAPHRAG_LLM_QUERY_MAX_TOKENS")
     gleanings: int = default_of("GRAPHRAG_GLEANINGS")
     confirm_merges: bool = default_of("GRAPHRAG_LLM_CONFIRM_MERGES")
     claims: bool = default_of("GRAPHRAG_LLM_CLAIMS")
@@ -94,6 +101,11 @@ class LLMSettings(BaseModel):
     def model_for(self, stage: str) -> str:
         stage = MODEL_OF_STAGE.get(stage, stage)
         return getattr(self, f"{stage}_model", None) or self.model or ""
+
+    def max_tokens_for(self, stage: str) -> int:
+        """The completion tokens a call of ``stage`` may take; a stage of no group of its
+        own has the query calls' cap."""
+        return getattr(self, f"{MAX_TOKENS_OF_STAGE.get(stage, stage)}_max_tokens", self.query_max_tokens)
 
     def price_of(self, model: str) -> ModelPrice:
         """The model's price from GRAPHRAG_LLM_PRICES, else GRAPHRAG_LLM_PRICE_INPUT / _OUTPUT."""

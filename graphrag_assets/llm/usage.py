@@ -15,6 +15,12 @@ class StageUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    causes: dict[str, int] = field(default_factory=dict)  # why calls failed (errors.cause_of) -> calls
+
+    def failed(self, cause: str) -> None:
+        """One call failed (after its retries) for ``cause``."""
+        self.failures += 1
+        self.causes[cause] = self.causes.get(cause, 0) + 1
 
 
 @dataclass
@@ -26,7 +32,16 @@ class UsageByStage:
 
     @property
     def calls(self) -> int:
-        return sum(s.calls for s in self.stages.values())
+        """Calls made: answered, or failed after their retries (cache hits are no calls)."""
+        return sum(s.calls + s.failures for s in self.stages.values())
+
+    def causes(self) -> dict[str, int]:
+        """Failed calls by cause, over the stages."""
+        total: dict[str, int] = {}
+        for stage in self.stages.values():
+            for cause, count in stage.causes.items():
+                total[cause] = total.get(cause, 0) + count
+        return total
 
     @property
     def tokens(self) -> int:
@@ -41,6 +56,7 @@ class UsageByStage:
             "llm_cache_hits": sum(s.cache_hits for s in self.stages.values()),
             "llm_retries": sum(s.retries for s in self.stages.values()),
             "llm_failures": sum(s.failures for s in self.stages.values()),
+            "llm_failure_causes": self.causes(),
             "prompt_tokens": sum(s.prompt_tokens for s in self.stages.values()),
             "completion_tokens": sum(s.completion_tokens for s in self.stages.values()),
             "estimated_cost_usd": self.cost(),

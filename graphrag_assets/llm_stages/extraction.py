@@ -5,7 +5,7 @@ claims on, a claim call per text unit runs alongside (``core.claims``)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import NamedTuple, TypeVar
 
 import polars as pl
@@ -14,10 +14,12 @@ from ..core.claims import COVARIATE_COLUMNS, claim_records
 from ..core.embedding import text_unit_inputs
 from ..core.extraction.names import name_key
 from ..core.extraction.records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS
-from ..llm.client import ClientFactory, LLMClient, run_with
+from ..core.extraction.screening import Rejection, screen_extraction
+from ..llm.client import ClientFactory, LLMClient, completion_key, run_with, structured_parameters
 from ..llm.errors import LLMError, failure_frame
-from ..llm.models import ClaimExtraction, GraphExtraction
+from ..llm.models import ClaimExtraction, GraphExtraction, schema_of
 from ..llm.prompts import load_prompt
+from ..llm.settings import LLMSettings
 
 T = TypeVar("T")
 
@@ -28,15 +30,31 @@ def _summary_of(extraction: GraphExtraction) -> str:
     return "\n".join(names + links) or "(nothing)"
 
 
+def extraction_request(text: str, entity_types: list[str]) -> tuple[str, list[dict]]:
+    """The prompt version and messages of a text unit's extraction call."""
+    prompt = load_prompt("extract_graph")
+    return prompt.version, [{"role": "user", "content": prompt.render(entity_types=", ".join(entity_types), text=text)}]
+
+
+def extraction_cached(settings: LLMSettings, cached: Callable[[list[str]], set[str]], texts: list[str]) -> list[bool]:
+    """Whether each text unit's extraction call is answered by the cache (``cached``: the
+    keys of those given that are in ``llm_cache``); its gleaning passes were cached with it."""
+    model, schema = settings.model_for("extraction"), schema_of(GraphExtraction)
+    keys = [
+        completion_key(
+            model, *extraction_request(text, settings.entity_type_list()), structured_parameters(settings), schema
+        )
+        for text in texts
+    ]
+    found = cached(keys)
+    return [key in found for key in keys]
+
+
 async def extract_unit(client: LLMClient, text: str, entity_types: list[str], gleanings: int) -> GraphExtraction:
-    prompt, glean = load_prompt("extract_graph"), load_prompt("glean")
+    glean = load_prompt("glean")
     types = ", ".join(entity_types)
-    found = await client.structured(
-        "extraction",
-        prompt.version,
-        [{"role": "user", "content": prompt.render(entity_types=types, text=text)}],
-        GraphExtraction,
-    )
+    version, messages = extraction_request(text, entity_types)
+    found = await client.structured("extraction", version, messages, GraphExtraction)
     for _ in range(gleanings):
         more = await client.structured(
             "glean",  # counted apart: its cost shows what gleaning adds to extraction
@@ -52,33 +70,42 @@ async def extract_unit(client: LLMClient, text: str, entity_types: list[str], gl
     return found
 
 
-def records_from(unit: dict, extraction: GraphExtraction) -> tuple[list[dict], list[dict]]:
+def records_from(
+    unit: dict, extraction: GraphExtraction, entity_types: list[str]
+) -> tuple[list[dict], list[dict], list[Rejection]]:
+    """The unit's entity and relationship records from the model's extraction, screened
+    (``core.extraction.screening``), and the names left out or retyped, why."""
     base = {"text_unit_id": unit["id"], "corpus": unit["corpus"], "source_partition": unit["source_partition"]}
+    screened_entities, screened_relationships, rejections = screen_extraction(
+        unit["text"],
+        [e.model_dump() for e in extraction.entities],
+        [r.model_dump() for r in extraction.relationships],
+        entity_types,
+    )
     entities: dict[str, dict] = {}
-    for entity in extraction.entities:
-        key = name_key(entity.name)
-        if not key:
-            continue
+    for entity in screened_entities:
+        key = name_key(entity["name"])  # never empty: screening left out empty names
         row = entities.setdefault(
             key,
             base
             | {
                 "name_key": key,
-                "title": entity.name.strip(),
-                "type": entity.type.strip().upper(),
+                "title": entity["name"].strip(),
+                "type": entity["type"],
                 "description": "",
                 "mentions": 0,
             },
         )
         row["mentions"] += 1
-        if entity.description and entity.description not in row["description"]:
-            row["description"] = f"{row['description']} {entity.description}".strip()
+        description = entity["description"]
+        if description and description not in row["description"]:
+            row["description"] = f"{row['description']} {description}".strip()
     relationships: dict[tuple[str, str], dict] = {}
-    for relationship in extraction.relationships:
-        ends = sorted([name_key(relationship.source), name_key(relationship.target)])
-        if not all(ends) or ends[0] == ends[1]:
+    for relationship in screened_relationships:
+        ends = sorted([name_key(relationship["source"]), name_key(relationship["target"])])
+        if ends[0] == ends[1]:
             continue
-        for key, name in zip(ends, sorted([relationship.source, relationship.target], key=name_key)):
+        for key, name in zip(ends, sorted([relationship["source"], relationship["target"]], key=name_key)):
             # An endpoint the model did not list as an entity still becomes one.
             entities.setdefault(
                 key, base | {"name_key": key, "title": name.strip(), "type": "", "description": "", "mentions": 1}
@@ -86,10 +113,11 @@ def records_from(unit: dict, extraction: GraphExtraction) -> tuple[list[dict], l
         row = relationships.setdefault(
             tuple(ends), base | {"source_key": ends[0], "target_key": ends[1], "description": "", "weight": 0.0}
         )
-        row["weight"] += float(relationship.strength)
-        if relationship.description not in row["description"]:
-            row["description"] = f"{row['description']} {relationship.description}".strip()
-    return list(entities.values()), list(relationships.values())
+        row["weight"] += float(relationship["strength"])
+        description = relationship["description"]
+        if description not in row["description"]:
+            row["description"] = f"{row['description']} {description}".strip()
+    return list(entities.values()), list(relationships.values()), rejections
 
 
 async def extract_claims(client: LLMClient, text: str, entity_types: list[str], description: str) -> ClaimExtraction:
@@ -123,6 +151,11 @@ class LLMExtraction(NamedTuple):
     relationships: pl.DataFrame  # EXTRACTED_RELATIONSHIP_COLUMNS
     claims: pl.DataFrame  # COVARIATE_COLUMNS, numbered in text unit order
     failures: pl.DataFrame  # llm.errors.FAILURE_COLUMNS
+    rejections: pl.DataFrame  # REJECTION_COLUMNS: names the screening left out or retyped
+    units_without_entities: int  # units the model answered with no entity kept
+
+
+REJECTION_COLUMNS = {"text_unit_id": pl.String, "name": pl.String, "reason": pl.String}
 
 
 def extract_with_llm(
@@ -146,15 +179,18 @@ def extract_with_llm(
         client.embed_ahead(text_unit_inputs(units)["text"].to_list(), flush=True)
         return await _extract_all(client, units, entity_types, gleanings, claim_description)
 
-    entity_rows, relationship_rows, claim_rows, failures = [], [], [], []
+    entity_rows, relationship_rows, claim_rows, failures, rejections = [], [], [], [], []
+    without_entities = 0
     for unit, ((extraction, error), *claimed) in run_with(make_client, run):
         titles: dict[str, str] = {}
         if error is not None:
             failures.append({"item_id": unit["id"], "stage": "extraction", "error": error})
         else:
-            entities, relationships = records_from(unit, extraction)
+            entities, relationships, rejected = records_from(unit, extraction, entity_types)
             entity_rows += entities
             relationship_rows += relationships
+            rejections += [{"text_unit_id": unit["id"]} | r._asdict() for r in rejected]
+            without_entities += not entities
             titles = {row["name_key"]: row["title"] for row in entities}
         for found, claim_error in claimed:
             if claim_error is not None:
@@ -169,4 +205,6 @@ def extract_with_llm(
         pl.DataFrame(relationship_rows, schema=EXTRACTED_RELATIONSHIP_COLUMNS),
         claims,
         failure_frame(failures),
+        pl.DataFrame(rejections, schema=REJECTION_COLUMNS),
+        without_entities,
     )

@@ -28,6 +28,11 @@ from .merge_confirmation import confirm_merges
 from .summaries import summarize, summarize_graph, summary_jobs
 
 
+class EmptyGraph(RuntimeError):
+    """The model's extraction gave no entity at all: an index of nothing is a failure, not
+    a result (a model that answers ``{ }`` for every text unit)."""
+
+
 def build_llm_graph(
     make_client: ClientFactory,
     records: pl.DataFrame,
@@ -41,6 +46,12 @@ def build_llm_graph(
     resolution proposes (``core.resolution.candidate_pairs``). With ``confirm``
     the model decides on the pairs, otherwise the rule's proposals stand. Failures are
     those of merge decisions and of summaries."""
+    if records.is_empty() and not text_units.is_empty():
+        raise EmptyGraph(
+            f"no entity extracted from any of the {text_units.height} text units of {corpus!r}: nothing is "
+            "published and the index keeps what it had; see the extraction step's log and table llm_failures, "
+            "and check GRAPHRAG_LLM_MODEL and GRAPHRAG_LLM_MODE (the README's model section)"
+        )
     records = canonical_order(records, text_units, ["name_key"])
     relationship_records = canonical_order(relationship_records, text_units, ["source_key", "target_key"])
     decisions, failures, known = rule_decisions(pairs), failure_frame([]), {}

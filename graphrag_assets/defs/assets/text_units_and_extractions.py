@@ -52,7 +52,7 @@ from ...core.inputs import given_title
 from ...core.shards import balanced_shards
 from ...fingerprints import code_version, current_fingerprints
 from ...llm.errors import failure_frame
-from ...llm_stages.extraction import extract_with_llm
+from ...llm_stages.extraction import LLMExtraction, extract_with_llm
 from ...settings import IndexSettings
 from ...storage.duckdb_store import IndexStore
 from ...storage.schema import (
@@ -183,6 +183,25 @@ class Extracted:
     failures: pl.DataFrame  # llm_failures rows, scoped by source partition
 
 
+def screening_report(context: OpExecutionContext, extraction: LLMExtraction, answered_units: int) -> dict:
+    """The names the screening left out or retyped, logged by reason with examples, and a
+    warning when most answered units gave no entity (a model too weak for the task, or a
+    structured mode the server does not follow); as metadata."""
+    by_reason = extraction.rejections.group_by("reason").agg(pl.len(), pl.col("name").head(3)).sort("reason")
+    for reason, count, examples in by_reason.iter_rows():
+        context.log.info(f"extraction left out or retyped {count} name(s), {reason}: e.g. {', '.join(examples)}")
+    empty = extraction.units_without_entities
+    if answered_units and empty > answered_units / 2:
+        context.log.warning(
+            f"the model gave no entity for {empty} of {answered_units} text units: check GRAPHRAG_LLM_MODEL and "
+            "GRAPHRAG_LLM_MODE (see the README's model section)"
+        )
+    return {
+        "names_screened_out": {reason: count for reason, count, _ in by_reason.iter_rows()},
+        "text_units_without_entities": empty,
+    }
+
+
 def extract_units(
     context: OpExecutionContext,
     store: IndexStore,
@@ -197,13 +216,16 @@ def extract_units(
     claims = pl.DataFrame(schema=TABLES["covariates"].columns)
     if llm_settings.enabled:
         with llm.session(store, corpus, context.run.run_id) as session:
-            entities, relationships, claims, failed = extract_with_llm(
+            extraction = extract_with_llm(
                 session.client,
                 units,
                 llm_settings.entity_type_list(),
                 llm_settings.gleanings,
                 llm_settings.claim_description if llm_settings.claims else None,
             )
+        entities, relationships, claims, failed = extraction[:4]
+        answered = units.height - failed.filter(pl.col("stage") == "extraction").height
+        screening = screening_report(context, extraction, answered)
         # Claims already indexed keep their short numbers (reports and answers cite them).
         claims = keep_short_ids(claims, store.short_ids("covariates", [corpus]))
         scopes = dict(zip(units["id"], units["source_partition"]))
@@ -213,7 +235,7 @@ def extract_units(
                 f"LLM {failure['stage']} failed for text unit {failure['item_id']} of {failure['scope']}: "
                 f"{failure['error']}"
             )
-        method = {"method": f"llm ({llm_settings.model_for('extraction')})"} | session.usage.metadata()
+        method = {"method": f"llm ({llm_settings.model_for('extraction')})"} | session.usage.metadata() | screening
     else:
         # A document's given title is an entity of each of its text units.
         titles = {

@@ -20,9 +20,9 @@ import numpy as np
 import openai
 from instructor.core.exceptions import InstructorRetryException
 from openai.types.chat.chat_completion_message_function_tool_call import ChatCompletionMessageFunctionToolCall, Function
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, create_model
 
-from .errors import EndpointError, InvalidOutput, StatusError, TransportError, causes, first_line
+from .errors import InvalidOutput, StatusError, TransportError, causes, first_line
 
 T = TypeVar("T", bound=BaseModel)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -34,21 +34,28 @@ INSTRUCTOR_MODES = {
 
 
 class Endpoint:
-    """One OpenAI-compatible base URL and key. ``verify`` is the TLS context for https
-    (built once by the caller: loading a trust store is slow)."""
+    """One OpenAI-compatible base URL and key, or with ``api_version`` an Azure OpenAI
+    resource (the SDK sends the key as ``api-key``, the version as ``api-version`` and the
+    model as the deployment). ``verify`` is the TLS context for https (built once by the
+    caller: loading a trust store is slow)."""
 
-    def __init__(self, base_url: str, api_key: str | None, timeout: float, verify: ssl.SSLContext):
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key or "not-needed",  # local servers (Ollama, vLLM) need no key; the SDK insists on one
-            max_retries=0,  # retries are the client's: backoff with jitter, Retry-After, none on 4xx
-            timeout=timeout,
-            http_client=openai.DefaultAsyncHttpxClient(
+    def __init__(
+        self, base_url: str, api_key: str | None, timeout: float, verify: ssl.SSLContext, api_version: str | None = None
+    ):
+        options = {
+            "api_key": api_key or "not-needed",  # local servers (Ollama, vLLM) need no key; the SDK insists on one
+            "max_retries": 0,  # retries are the client's: backoff with jitter, Retry-After, none on 4xx
+            "timeout": timeout,
+            "http_client": openai.DefaultAsyncHttpxClient(
                 verify=verify,
                 # Concurrency is limited by the caller's slots; the pool must not be a second limit.
                 limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100),
             ),
-        )
+        }
+        if api_version:
+            self._client = openai.AsyncAzureOpenAI(azure_endpoint=base_url, api_version=api_version, **options)
+        else:
+            self._client = openai.AsyncOpenAI(base_url=base_url, **options)
         self._structured: dict[str, instructor.AsyncInstructor] = {}
 
     async def close(self) -> None:
@@ -58,6 +65,7 @@ class Endpoint:
         """instructor over this endpoint in ``mode``, made once."""
         if mode not in self._structured:
             client = instructor.from_openai(self._client, mode=INSTRUCTOR_MODES[mode])
+            client.on("completion:kwargs", _instructions_in_user_turn)
             client.on("completion:response", functools.partial(_answer_as_asked, tools=mode == "tools"))
             self._structured[mode] = client
         return self._structured[mode]
@@ -68,14 +76,18 @@ class Endpoint:
             return EventStream(await self._client.chat.completions.create(**body, stream=True))
 
     async def embeddings(self, model: str, inputs: list[str]) -> tuple[list[np.ndarray], int]:
-        """One vector per input, in order, and the prompt tokens billed."""
+        """One vector per input, in order, and the prompt tokens billed. An answer of another
+        shape (a vector per token, vectors of different lengths) is refused here, before
+        anything caches it."""
         with translated_errors():
             answer = await self._client.embeddings.create(model=model, input=inputs)
         items = sorted(answer.data, key=lambda item: item.index)
         if len(items) != len(inputs):
-            raise EndpointError(f"{len(items)} embeddings for {len(inputs)} inputs")
+            raise InvalidOutput(f"{len(items)} embeddings for {len(inputs)} inputs")
+        vectors = [np.asarray(item.embedding, dtype=np.float32) for item in items]
+        check_embeddings(model, vectors)
         usage = answer.usage
-        return [np.asarray(item.embedding, dtype=np.float32) for item in items], (usage.prompt_tokens if usage else 0)
+        return vectors, (usage.prompt_tokens if usage else 0)
 
 
 class EventStream:
@@ -96,12 +108,32 @@ class EventStream:
         await self._stream.close()
 
 
+def check_embeddings(model: str, vectors: list[np.ndarray]) -> None:
+    """One flat vector per input, all of one length, or ``InvalidOutput`` saying what came."""
+    shapes = sorted({vector.shape for vector in vectors})
+    if any(len(shape) != 1 for shape in shapes):
+        raise InvalidOutput(
+            f"embedding model {model!r} answered a {' or '.join('x'.join(map(str, s)) for s in shapes)} array per "
+            "input instead of one vector (per-token embeddings: serve the model with pooling, e.g. llama.cpp's "
+            "--pooling mean, or set GRAPHRAG_EMBEDDING_MODEL to a sentence-embedding model)"
+        )
+    if len(shapes) > 1:
+        lengths = ", ".join(str(shape[0]) for shape in shapes)
+        raise InvalidOutput(f"embedding model {model!r} answered vectors of different lengths ({lengths})")
+
+
 async def structured(
-    endpoint: Endpoint, mode: str, model: str, messages: list[dict], response_model: type[T], max_repairs: int
+    endpoint: Endpoint,
+    mode: str,
+    model: str,
+    messages: list[dict],
+    response_model: type[T],
+    max_repairs: int,
+    max_tokens: int,
 ) -> tuple[T, int, int]:
     """A validated ``response_model`` and the prompt and completion tokens of every attempt.
-    An answer that does not validate is shown to the model with the error (instructor's
-    re-ask), at most ``max_repairs`` times."""
+    An answer that does not validate, one cut off at ``max_tokens`` among them, is shown to
+    the model with the error (instructor's re-ask), at most ``max_repairs`` times."""
     try:
         with translated_errors():
             result, completion = await endpoint.structured_client(mode).chat.completions.create_with_completion(
@@ -110,6 +142,7 @@ async def structured(
                 response_model=_instructor_model(response_model),
                 max_retries=max_repairs,
                 temperature=0,
+                max_tokens=max_tokens,
             )
     except InstructorRetryException as error:
         # instructor wraps an API error of an attempt too: that error is what happened.
@@ -130,15 +163,49 @@ async def structured(
 def _instructor_model(response_model: type[T]) -> type[T]:
     """The model as instructor wraps it, once: given a plain model, instructor builds a new
     wrapper class and its schema on every call, holding up the event loop each time."""
-    return instructor.response_schema(response_model)
+    return instructor.response_schema(answer_required(response_model))
+
+
+def answer_required(response_model: type[T]) -> type[T]:
+    """``response_model`` as it is asked for: a list field the stages default to empty is
+    required of the model, so an answer that leaves it out (``{ }``) is invalid and re-asked
+    rather than taken for "nothing found", and a server whose grammar follows the schema
+    cannot produce it. The response model itself, and so the cache key, is unchanged."""
+    defaulted = {
+        name: (field.annotation, Field(description=field.description))
+        for name, field in response_model.model_fields.items()
+        if field.default_factory is list
+    }
+    if not defaulted:
+        return response_model
+    return create_model(response_model.__name__, __base__=response_model, __doc__=response_model.__doc__, **defaulted)
+
+
+def _instructions_in_user_turn(*_, messages: list[dict] | None = None, **__) -> None:
+    """The system message a mode adds (JSON mode's schema) joined to the first user turn:
+    the chat templates of some models (Gemma's) drop system messages, and the model then
+    never sees the schema."""
+    if not messages or not any(m.get("role") == "system" for m in messages):
+        return
+    system = "\n\n".join(str(m["content"]) for m in messages if m.get("role") == "system")
+    rest = [m for m in messages if m.get("role") != "system"]
+    first_user = next((i for i, m in enumerate(rest) if m.get("role") == "user"), None)
+    if first_user is None:
+        return
+    rest[first_user] = rest[first_user] | {"content": f"{system}\n\n{rest[first_user]['content']}"}
+    messages[:] = rest  # the list instructor sends; the caller's own list has no system message
 
 
 def _answer_as_asked(response, tools: bool) -> None:
     """An answer as the mode expects it, before instructor reads it: JSON a model wrapped in
-    a markdown code block, unwrapped; and, asked for a function call, an answer some
-    servers (local ones among them) give in the text instead becomes that call, so that
-    it is validated (and re-asked) like any other."""
+    a markdown code block, unwrapped; asked for a function call, an answer some servers
+    (local ones among them) give in the text instead becomes that call, so that it is
+    validated (and re-asked) like any other; and an answer cut off at ``max_tokens`` is
+    validated too (instructor would give up on it at once): cut off mid-JSON, it fails
+    and is re-asked with the error."""
     for choice in getattr(response, "choices", None) or []:
+        if choice.finish_reason == "length":
+            choice.finish_reason = "stop"
         message = choice.message
         if not (message.content or "").strip():
             continue
