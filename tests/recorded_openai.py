@@ -144,9 +144,11 @@ class _Handler(BaseHTTPRequestHandler):
 
 @dataclass
 class RecordingProxy:
-    """Forwards to ``upstream`` (a base URL without ``/v1``) and records each exchange."""
+    """Forwards to ``upstream`` (a base URL without ``/v1``) and records each exchange, as
+    it ends, in ``path`` (a run stopped half-way keeps what it exchanged)."""
 
     upstream: str
+    path: Path
     timeout_seconds: float = 1800.0
     records: list[dict] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
@@ -158,6 +160,8 @@ class RecordingProxy:
         return f"http://{host}:{port}/v1"
 
     def __enter__(self) -> RecordingProxy:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text("")
         proxy = self
 
         class Handler(_Handler):
@@ -207,11 +211,7 @@ class RecordingProxy:
         record = request_fields(path, body or {}) | answer | {"seconds": round(time.monotonic() - started, 2)}
         with self._lock:
             self.records.append(record)
-
-    def write(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w") as out:
-            for record in self.records:
+            with self.path.open("a") as out:
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
