@@ -43,18 +43,13 @@ from tests.recorded_openai import (  # noqa: E402
     CORPUS_NAME,
     EMBEDDING_MODEL,
     ONE_SLOT_SERVER,
+    QUESTIONS,
     RecordingProxy,
 )
 
 CORPUS = REPO / "tests" / "data" / "real_model_corpus"
 EXCHANGES = REPO / "tests" / "data" / "real_model_exchanges.jsonl"
 RESULT = REPO / "bench" / "results" / "real_model.json"
-QUESTIONS = {
-    "global": "What are the main themes of these documents?",
-    "local": "Who is Ingrid Marlow and what did she do?",
-    "drift": "How are the Kelsey Harbour Trust and the Tidewater Bank connected?",
-    "basic": "What did Thomas Quill record?",
-}
 
 
 def free_port() -> int:
@@ -221,8 +216,8 @@ def ask(database: Path, env: dict[str, str]) -> dict:
 
 
 def _finish_reason(record: dict) -> str | None:
-    if "stream" in record:
-        return record["stream"]["finish_reason"]
+    if "streamed" in record:
+        return record["streamed"]["finish_reason"]
     body = record.get("body")
     choices = body.get("choices") if isinstance(body, dict) else None
     return choices[0].get("finish_reason") if choices else None

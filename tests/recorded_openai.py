@@ -9,7 +9,7 @@ in a test that needs no model.
 A record (one JSON line) holds what identifies the request (path, the prompt's task
 marker, a hash of the whole body, and the fields that decide what a server does with it:
 model, structured mode, ``max_tokens``, the roles of the messages) and the answer: HTTP
-status, seconds, and the body (JSON when it was JSON, else the text); a streamed answer is
+status, seconds, and the body (JSON when it was JSON, else the text); a streamed answer (``streamed``) is
 kept as its text, finish reason and usage, and streamed again on replay.
 """
 
@@ -41,6 +41,14 @@ ONE_SLOT_SERVER = {
     "GRAPHRAG_LLM_CONCURRENCY": "1",  # the server decodes one request at a time
     "GRAPHRAG_EMBEDDING_CONCURRENCY": "1",
     "GRAPHRAG_LLM_TIMEOUT": "900",  # a queued or long answer must not time out and be sent again
+}
+
+# One question per query mode, asked of the recorded index.
+QUESTIONS = {
+    "global": "What are the main themes of these documents?",
+    "local": "Who is Ingrid Marlow and what did she do?",
+    "drift": "How are the Kelsey Harbour Trust and the Tidewater Bank connected?",
+    "basic": "What did Thomas Quill record?",
 }
 
 
@@ -200,7 +208,7 @@ class RecordingProxy:
         handler.send(status, raw, content_type or "application/json")
         answer = {"status": status}
         if "text/event-stream" in content_type:
-            answer["stream"] = _stream_summary(raw.decode("utf-8", "replace"))
+            answer["streamed"] = _stream_summary(raw.decode("utf-8", "replace"))
         elif handler.path.endswith("/embeddings"):
             answer["body"] = _embeddings_summary(_body_of(raw))
         else:
@@ -288,8 +296,8 @@ class ReplayServer:
         if record["status"] is None:  # the real server dropped the connection
             handler.close_connection = True
             return
-        if "stream" in record:
-            handler.send(record["status"], _as_events(record["stream"], body.get("model")), "text/event-stream")
+        if "streamed" in record:
+            handler.send(record["status"], _as_events(record["streamed"], body.get("model")), "text/event-stream")
             return
         answer = record["body"]
         if handler.path.endswith("/embeddings"):
