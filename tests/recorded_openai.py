@@ -150,8 +150,26 @@ class _Handler(BaseHTTPRequestHandler):
         return json.loads(self.rfile.read(length) or b"{}")
 
 
+class _Loopback:
+    """A server on 127.0.0.1, on a free port, until the ``with`` block ends."""
+
+    def _serve(self, handler: type[_Handler]):
+        self._server = _Server(("127.0.0.1", 0), handler)
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __exit__(self, *exc):
+        self._server.shutdown()
+        self._server.server_close()
+
+
 @dataclass
-class RecordingProxy:
+class RecordingProxy(_Loopback):
     """Forwards to ``upstream`` (a base URL without ``/v1``) and records each exchange, as
     it ends, in ``path`` (a run stopped half-way keeps what it exchanged)."""
 
@@ -159,13 +177,7 @@ class RecordingProxy:
     path: Path
     timeout_seconds: float = 1800.0
     records: list[dict] = field(default_factory=list)
-    _server: ThreadingHTTPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
 
     def __enter__(self) -> RecordingProxy:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -179,13 +191,7 @@ class RecordingProxy:
             def do_GET(self):
                 proxy._forward(self, None)
 
-        self._server = _Server(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self._server.shutdown()
-        self._server.server_close()
+        return self._serve(Handler)
 
     def _forward(self, handler: _Handler, body: dict | None) -> None:
         data = None if body is None else json.dumps(body).encode()
@@ -228,7 +234,7 @@ def read_records(path: Path) -> list[dict]:
 
 
 @dataclass
-class ReplayServer:
+class ReplayServer(_Loopback):
     """Answers each request with a recorded answer: the answers of the same request (by
     key) in the order they were recorded, the last one again once they run out (a retry of
     a request the server refused gets the same refusal). A request never recorded (the
@@ -238,16 +244,10 @@ class ReplayServer:
     records: list[dict]
     served: list[dict] = field(default_factory=list)
     unmatched: int = 0
-    _server: ThreadingHTTPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _by_key: dict = field(default_factory=dict)
     _by_task: dict = field(default_factory=dict)
     _used: set = field(default_factory=set)
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
 
     def __enter__(self) -> ReplayServer:
         by_key, by_task = defaultdict(list), defaultdict(deque)
@@ -261,13 +261,7 @@ class ReplayServer:
             def do_POST(self):
                 replay._answer(self, self.read_body())
 
-        self._server = _Server(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self._server.shutdown()
-        self._server.server_close()
+        return self._serve(Handler)
 
     def _pick(self, path: str, body: dict) -> int | None:
         with self._lock:
