@@ -370,15 +370,16 @@ class _Sentence:
         return self.known_capitalised is not None and self.bare[k] not in self.known_capitalised
 
     def _without_clause_modifiers(self, first: int, words: list[int]) -> list[int]:
-        """A name at a clause start without its leading words that a long document writes
-        in lower case and does not spell as names: "Poor Bob", "Old Marley", "A Merry
-        Christmas" are "Bob", "Marley", "Christmas" ("Tiny Tim" stays: the book writes
-        "poor Tiny Tim"), and nothing is left of "Cold Roast". A place or a name whose own
-        words type it ("Great Britain") keeps its first word."""
+        """A name at a clause start without its leading words that a long document does not
+        spell as names (mostly written in lower case, or capitalised only at clause starts):
+        "Poor Bob", "Old Marley", "Whereat Scrooge", "A Merry Christmas" are "Bob",
+        "Marley", "Scrooge", "Christmas" ("Tiny Tim" stays: the book writes "poor Tiny
+        Tim"), and nothing is left of "Cold Roast". A place or a name whose own words type
+        it ("Great Britain") keeps its first word."""
         if self.known_capitalised is None or not self._clause_start(first):
             return words
         kept = words
-        while len(kept) > 1 and self.bare[kept[0]] in self.known_lowercase and self._not_spelled_as_name(kept[0]):
+        while len(kept) > 1 and self._not_spelled_as_name(kept[0]):
             kept = kept[1:]
         if kept == words or self._name_type(words) is not None or is_place(self._surface(words)):
             return words
