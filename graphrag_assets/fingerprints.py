@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 CODE_VERSIONS = {
     "reading": 1,
     "chunking": 4,
-    "extraction": 4,
-    "graph": 3,
+    "extraction": 5,
+    "graph": 4,
     "clustering": 1,
     "reports": 3,
     "embeddings": 1,

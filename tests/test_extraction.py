@@ -7,7 +7,7 @@ import duckdb
 import polars as pl
 
 from graphrag_assets.core.extraction.chinese import chinese_mentions
-from graphrag_assets.core.extraction.english import english_mentions
+from graphrag_assets.core.extraction.english import LONG_DOCUMENT_WORDS, english_mentions
 from graphrag_assets.core.extraction.names import name_key
 from graphrag_assets.core.extraction.offline import (
     MAX_SENTENCE_CHARS,
@@ -312,3 +312,64 @@ def test_a_file_of_megabytes_on_one_line_is_indexed(tmp_path, dagster_home):
         ).fetchone()
     assert units > 300 and largest <= 1200 + 2
     assert entities > 0 and relationships > 0
+
+
+def _story(paragraph: str) -> str:
+    """A novel-length document: the paragraph as many times as a long document needs."""
+    words = len(paragraph.split())
+    return "\n\n".join([paragraph] * (LONG_DOCUMENT_WORDS // words + 1))
+
+
+def test_a_long_document_does_not_make_names_of_exclamations_adjectives_or_emphasis():
+    paragraph = (
+        "'Hallo!' cried Bob Cratchit, and poor Bob ran home to Camden Town with Tiny Tim. Poor Bob was tired, "
+        "and old Fezziwig spoke of death, the cold night, the roast goose and the roast beef. 'Introduce him to "
+        "me,' said Fezziwig. Old Fezziwig danced. There was a great piece of Cold Roast on the table. It was "
+        "cold, rigid, dreadful Death."
+    )
+    records, _ = extract_offline(_units([_story(paragraph)], chunks=[0]))
+    titles = set(records["title"])
+    assert {"Bob Cratchit", "Bob", "Tiny Tim", "Camden Town", "Fezziwig"} <= titles
+    # Clause starts ("Hallo!", "Introduce him"), the adjective before a name ("Poor Bob",
+    # "Old Fezziwig"), ordinary words capitalised for emphasis ("Cold Roast") and a word
+    # the story mostly writes in lower case ("Death") are no names.
+    assert not titles & {"Hallo", "Introduce", "Poor Bob", "Old Fezziwig", "Cold Roast", "Roast", "Death"}
+    # A short document is no evidence either way: its clause starts may be names.
+    short, _ = extract_offline(_units(["Poor Bob ran home. Bob Cratchit was tired."]))
+    assert "Poor Bob" in set(short["title"])
+
+
+def test_a_name_of_a_name_is_split_into_two_related_names():
+    records, relationships = extract_offline(
+        _units(
+            ["Trent Reznor of Nine Inch Nails produced the album with the Hershey Bears of the American Hockey League."]
+        )
+    )
+    titles = set(records["title"])
+    assert {"Trent Reznor", "Nine Inch Nails", "Hershey Bears", "American Hockey League"} <= titles
+    assert "Trent Reznor of Nine Inch Nails" not in titles
+    pairs = set(zip(relationships["source_key"], relationships["target_key"]))
+    assert ("nine inch nails", "trent reznor") in pairs
+    # An institution, a place, a regnal name, a ghost and a style stay whole.
+    whole = _titles(
+        english_mentions(
+            [
+                "She taught at the University of Leiden and met Louis I of Hesse.",
+                "Jimeno Garcés of Pamplona saw the Ghost of Christmas Past.",
+            ]
+        )
+    )
+    assert {"University of Leiden", "Louis I of Hesse", "Jimeno Garcés of Pamplona", "Ghost of Christmas Past"} <= whole
+
+
+def test_a_noun_phrase_repeated_by_one_document_only_is_pruned():
+    plump = [
+        "The plump sister laughed at Topper.",
+        "The plump sister blushed near Topper.",
+        "Topper saw the plump sister.",
+    ]
+    steam = ["The steam engine reached Leeds.", "A steam engine left Leeds.", "Leeds built the steam engine."]
+    units = _units(plump + steam, documents=["book"] * 3 + ["a", "b", "c"], chunks=[0, 1, 2, 0, 0, 0])
+    entities, _ = build_graph(*extract_offline(units), units, "c", GraphSettings(min_edge_weight_percentile=0))
+    concepts = set(entities.filter(pl.col("type") == "CONCEPT")["title"])
+    assert "steam engine" in concepts and "plump sister" not in concepts

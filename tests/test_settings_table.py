@@ -160,8 +160,8 @@ def test_fingerprints_of_existing_indexes_are_unchanged(unset_environment):
     recorded = {
         "reading": "v1/84dc02947872837e",
         "chunking": "v4/467a5dba7490c009",
-        "extraction": "v4/9c3307c493b2268c",
-        "graph": "v3/8121cd01ec51bf96",
+        "extraction": "v5/9c3307c493b2268c",
+        "graph": "v4/8121cd01ec51bf96",
         "clustering": "v1/8b31b465e7cee29e",
         "reports": "v3/a52e94e1e72df895",
         "embeddings": "v1/e4ac4e4a2977c80e",

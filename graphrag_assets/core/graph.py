@@ -9,7 +9,9 @@ meet everywhere) counts for less than one between names that seek each other out
 where n_ab is the number of text units holding both, npmi the normalised pointwise
 mutual information of the two names over text units, and s_ab the number of sentences
 naming both. Pruning then removes rare names (single-word proper names mentioned fewer than
-twice, noun phrases in fewer than three text units), weak edges (below a percentile of the
+twice, noun phrases in fewer than three text units or in one document only: a phrase
+that only one document repeats, such as a novel's "the plump sister", is its way of
+describing, not a term of the collection), weak edges (below a percentile of the
 weights) and names left without edges. A document's given title and a proper name of two or
 more words (or with a number: "Apollo 11") are kept however rarely mentioned and even
 without edges: such a name is seldom noise, and a name said once is often the bridge
@@ -130,7 +132,7 @@ def build_graph(
     unit_order = (
         text_units.sort("document_id", "chunk_index")
         .with_row_index("unit_rank")
-        .select(pl.col("id").alias("text_unit_id"), "unit_rank")
+        .select(pl.col("id").alias("text_unit_id"), "unit_rank", "document_id")
     )
     n_units = max(unit_order.height, 1)
     # Row order within a text unit is whatever the table returned: break ties by content.
@@ -141,6 +143,7 @@ def build_graph(
     candidates = records.group_by("name_key").agg(
         pl.col("text_unit_id").unique(maintain_order=True).alias("text_unit_ids"),
         pl.col("text_unit_id").n_unique().alias("frequency"),
+        pl.col("document_id").n_unique().alias("documents"),
         pl.col("title").sort_by("mentions", "title", descending=[True, False]).first().alias("title"),
         pl.col("type"),
         pl.col("mentions"),
@@ -158,7 +161,7 @@ def build_graph(
     candidates = candidates.with_columns(full_name.alias("full_name"))
     kept = candidates.filter(
         pl.when(pl.col("type") == "CONCEPT")
-        .then(pl.col("frequency") >= settings.min_concept_frequency)
+        .then((pl.col("frequency") >= settings.min_concept_frequency) & (pl.col("documents") >= 2))
         .otherwise((pl.col("total_mentions") >= settings.min_name_mentions) | pl.col("full_name"))
     )
 

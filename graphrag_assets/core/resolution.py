@@ -21,6 +21,14 @@ one entity only on evidence, which becomes the pair's ``reason``:
 - "honorific dropped": "King Constantine II of Greece"/"Constantine II of Greece", when
   no other honorific goes with the bare name and it begins no longer name ("Henry IV"
   beside "Emperor Henry IV" and "Henry IV of France" is left alone);
+- "initials": a name written with initials for some of its words ("J. Strauss II",
+  "Robert A. Stemmle") and exactly one name in the corpus spelling them out word for word
+  ("Johann Strauss II", "Robert Adolf Stemmle"); beside "John Smith" and "Jane Smith",
+  "J. Smith" is left alone;
+- "style dropped in same text unit" (or "... document"): a ruler's name and number
+  ("Albert III", "Lothair II") and the one longer name in the corpus that adds a style or
+  territory to it ("Albert III, Duke of Bavaria", "Lothair II of Lotharingia"), occurring
+  together; "Henry IV" beside "Henry IV of France" and "Henry IV of England" is left alone;
 - "acronym in same text unit" (or "... document"): an all-capital name whose letters are
   the initials of exactly one other name, the two occurring together
   ("NASA"/"National Aeronautics and Space Administration"): an acronym elsewhere in a
@@ -30,7 +38,8 @@ one entity only on evidence, which becomes the pair's ``reason``:
   of Buckingham") in the corpus, one of the two is a person, and they occur together:
   "Scrooge"/"Ebenezer Scrooge". "Ali" beside "Ali Khan" and "Ali Hassan", "Day" beside
   "Christmas Day", and, among separate documents, a short name mostly found without the
-  full name ("Mecca" beside "Mecca Hart") are left alone;
+  full name ("Mecca" beside "Mecca Hart") are left alone, unless both are persons:
+  "Gandhi" in many articles and "Mohandas Karamchand Gandhi" in one of them with it;
 - "spelling variant, same context": one letter added, dropped, changed or two swapped
   inside a long word (not its first or last letter, where different words and names
   differ: "Romania"/"Romanian", "Julie"/"Juliet"), same type, never in one text unit
@@ -97,6 +106,8 @@ ABBREVIATION = "abbreviation"
 HONORIFIC = "honorific dropped"
 ACRONYM = "acronym"
 ALIAS = "alias"
+INITIALS = "initials"
+STYLE = "style dropped"
 VARIANT = "spelling variant, same context"
 
 
@@ -422,6 +433,81 @@ def _honorifics_dropped(names: dict[str, Name]) -> dict[tuple[str, str], str]:
     return found
 
 
+def _is_initial(word: str) -> bool:
+    return len(word) == 1 and word.isalpha()
+
+
+def _spells_out(short: Name, full: Name) -> bool:
+    """``full`` writes out word for word what ``short`` abbreviates to initials."""
+    return len(short.words) == len(full.words) and all(
+        s == f or (_is_initial(s) and s not in short.numerals and len(f) > 1 and f.startswith(s))
+        for s, f in zip(short.words, full.words)
+    )
+
+
+_REGNAL = re.compile(r"[ivx]+")
+_TERRITORY_WORDS = frozenset("of de von van di da".split())
+_DOTTED_INITIALS = re.compile(r"(?:[^\W\d_]\.)+")
+_CAPITAL_LETTER = re.compile(r"[^\W\d_]")
+
+
+def _written_initials(name: Name) -> int:
+    """How many initials the title writes: dotted ("J.", "U.S."), or single capitals in a
+    person's name ("B R Chopra"); not the letters an apostrophe leaves ("C'est", "Queen's
+    College") nor a letter that is a name ("J Records")."""
+    count = 0
+    for word in name.title.split():
+        if _DOTTED_INITIALS.fullmatch(word):
+            count += word.count(".")
+        elif name.type == PERSON and _CAPITAL_LETTER.fullmatch(word) and word.isupper():
+            count += 1
+    return count
+
+
+def _initials(names: dict[str, Name]) -> dict[tuple[str, str], str]:
+    """Names with initials and the one name in the corpus that spells them out."""
+    by_shape: dict[tuple[str, ...], list[Name]] = defaultdict(list)
+    for name in names.values():
+        # The last word is a surname or a number, never an initial to expand.
+        if len(name.words) >= 2 and not _is_initial(name.words[-1]):
+            by_shape[(*(w[0] for w in name.words[:-1]), name.words[-1])].append(name)
+    found = {}
+    for group in by_shape.values():
+        for short in group:
+            # A Roman numeral is no initial: "Louis I of Hesse".
+            letters = sum(_is_initial(w) and w not in short.numerals for w in short.words)
+            if not letters or _written_initials(short) != letters:
+                continue
+            fuller = [full for full in group if full is not short and _spells_out(short, full)]
+            if len(fuller) == 1 and _compatible(short, fuller[0]):
+                found[_pair(short, fuller[0])] = INITIALS
+    return found
+
+
+def _styles_dropped(names: dict[str, Name]) -> dict[tuple[str, str], str]:
+    """A name ending with its regnal number and the one longer name that adds a style or
+    territory after it, when the two occur together."""
+    by_start: dict[str, list[Name]] = defaultdict(list)
+    for name in names.values():
+        for end in range(2, len(name.words)):
+            by_start[" ".join(name.words[:end])].append(name)
+    found = {}
+    for key, longer in by_start.items():
+        short = names.get(key)
+        # A ruler's number is I, V and X ("Tenacious D", "Wrong Turn 5" are titles).
+        if short is None or short.words[-1] not in short.numerals or not _REGNAL.fullmatch(short.words[-1]):
+            continue
+        # What follows is a style after a comma or a territory: not "Moctezuma I during".
+        owners = [
+            n
+            for n in longer
+            if _compatible(short, n) and (n.words[len(short.words)] in _TERRITORY_WORDS or "," in n.title)
+        ]
+        if len(owners) == 1 and (where := _together(short, owners[0])):
+            found[_pair(short, owners[0])] = f"{STYLE} in same {where}"
+    return found
+
+
 def _acronym(name: Name) -> str | None:
     """The letters of an acronym: an all-capital word ("NASA") or spelled-out letters ("U.S.A.")."""
     if len(name.words) == 1 and name.title.isupper() and 2 <= len(name.key) <= 8 and name.key.isalpha():
@@ -502,8 +588,10 @@ def _aliases(names: dict[str, Name], common: set[str]) -> dict[tuple[str, str], 
         full = owners[0]
         shared = short.units & full.units
         # In a collection of separate documents, a short name found mostly away from the
-        # full name names something else too ("Mecca" the city beside "Mecca Hart").
-        if short.documents & full.documents or 2 * len(shared) >= len(short.units):
+        # full name names something else too ("Mecca" the city beside "Mecca Hart"),
+        # unless both are people who meet somewhere ("Gandhi").
+        both_people = short.type == full.type == PERSON
+        if short.documents & full.documents or 2 * len(shared) >= len(short.units) or (shared and both_people):
             where = "text unit" if shared else "document"
             found[_pair(short, full)] = (f"{ALIAS} in same {where}", round(len(shared) / len(short.units), 3))
     return found
@@ -576,7 +664,13 @@ def candidate_pairs(records: pl.DataFrame, settings: ResolutionSettings = Resolu
     names = _names(records)
     pairs: dict[tuple[str, str], tuple[str, float]] = {}
     # The first rule to find a pair names its evidence: the plainest first.
-    for found in (_same_letters(names, settings), _honorifics_dropped(names), _acronyms(names)):
+    for found in (
+        _same_letters(names, settings),
+        _honorifics_dropped(names),
+        _initials(names),
+        _styles_dropped(names),
+        _acronyms(names),
+    ):
         for pair, reason in found.items():
             pairs.setdefault(pair, (reason, 1.0))
     apart = {pair: found for pair, found in _one_word_apart(names, settings).items() if pair not in pairs}

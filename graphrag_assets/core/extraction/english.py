@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -132,9 +133,16 @@ def _numeral(token: str) -> bool:
 class _Sentence:
     """One sentence's tokens, its proper-noun spans and their types."""
 
-    def __init__(self, text: str, known_lowercase: set[str], known_names: Sequence[str]):
+    def __init__(
+        self,
+        text: str,
+        known_lowercase: set[str],
+        known_names: Sequence[str],
+        known_capitalised: set[str] | None = None,
+    ):
         self.text = text
         self.known_lowercase = known_lowercase
+        self.known_capitalised = known_capitalised
         matches = list(_TOKEN.finditer(text))
         self.texts = [m.group() for m in matches]
         self.starts = [m.start() for m in matches]
@@ -331,13 +339,18 @@ class _Sentence:
         if len(words) > 1:
             # ALL-CAPS with function words inside is shouted prose (a licence, a heading),
             # not a name: "YOU AGREE THAT THE FOUNDATION ...", "STAVE ONE".
-            return all(self._shouted(k) for k in words) and any(
+            shouted = all(self._shouted(k) for k in words) and any(
                 self.bare[k] in STOPWORDS - _INNER_CONNECTORS for k in words
             )
+            # Ordinary words a long document capitalises for emphasis: "a great piece of
+            # Cold Boiled", "the Invisible World", "Every One".
+            return shouted or all(self._function_word(k) or self._not_spelled_as_name(k) for k in words)
         k = words[0]
         bare = self.bare[k]
         if bare in NOT_NOUN_WORDS or bare in HONORIFICS or _CONTRACTION.search(self.texts[k]):
             return True
+        if self._not_spelled_as_name(k):
+            return True  # "Hallo!", "Introduce him to me", "cold, rigid, dreadful Death"
         if not self._clause_start(k):
             return False
         # A clause's first word the document also writes in lower case, or an -ing/-ed/-ly
@@ -349,6 +362,54 @@ class _Sentence:
             and after < len(self.texts)
             and self.texts[after][0].islower()
         )
+
+    def _not_spelled_as_name(self, k: int) -> bool:
+        """A long document does not usually spell this word as a name (capitalised inside a
+        sentence): its capital is a clause's start or an emphasis (see
+        ``capitalised_vocabulary``)."""
+        return self.known_capitalised is not None and self.bare[k] not in self.known_capitalised
+
+    def _without_clause_modifiers(self, first: int, words: list[int]) -> list[int]:
+        """A name at a clause start without its leading words that a long document does not
+        spell as names (mostly written in lower case, or capitalised only at clause starts):
+        "Poor Bob", "Old Marley", "Whereat Scrooge", "A Merry Christmas" are "Bob",
+        "Marley", "Scrooge", "Christmas" ("Tiny Tim" stays: the book writes "poor Tiny
+        Tim"), and nothing is left of "Cold Roast". A place or a name whose own words type
+        it ("Great Britain") keeps its first word."""
+        if self.known_capitalised is None or not self._clause_start(first):
+            return words
+        kept = words
+        while len(kept) > 1 and self._not_spelled_as_name(kept[0]):
+            kept = kept[1:]
+        if kept == words or self._name_type(words) is not None or is_place(self._surface(words)):
+            return words
+        return [] if len(kept) == 1 and self._not_spelled_as_name(kept[0]) else kept
+
+    def _of_split(self, first: int, last: int) -> list[tuple[int, int]]:
+        """A span "X of Y" as two names when X is a name of two or more words on its own
+        and Y is no place it would be "of": "Trent Reznor of Nine Inch Nails" is a person
+        and a band, "Hershey Bears of the American Hockey League" a team and a league;
+        "University of Leiden", "Ghost of Christmas Past", "Louis I of Hesse" (a regnal
+        number), "Jimeno Garcés of Pamplona" (a place) and "King of Spain" stay whole."""
+        for of in range(first + 2, last):
+            if self.lower[of] != "of" or not self._plain(of):
+                continue
+            head = [k for k in range(first, of) if not self._function_word(k)]
+            tail = of + 1 + (self.lower[of + 1] == "the" and of + 2 <= last)
+            if (
+                len(head) < 2
+                or tail > last
+                or any(_numeral(self.texts[k].rstrip(".")) or not self.cap[k] for k in head)
+                or any(self.bare[k] in HONORIFICS | STYLE_MODIFIERS | _NUMBER_WORDS for k in head)
+                or self._name_type(head) is not None
+                or self.number[tail]
+            ):
+                continue
+            place = list(range(tail, last + 1))
+            if self._name_type(place) == GEO or is_place(self._surface(place)):
+                continue
+            return [(first, of - 1), (tail, last)]
+        return [(first, last)]
 
     # -- types ------------------------------------------------------------------------------
 
@@ -520,7 +581,7 @@ class _Sentence:
                     index,
                 )
             )
-        spans = self._spans()
+        spans = [part for first, last in self._spans() for part in self._of_split(first, last)]
         list_cue, previous_end, n = None, None, 0
         while n < len(spans):
             first, last = spans[n]
@@ -581,7 +642,7 @@ class _Sentence:
         list_cue: str | None = None,
         follower: list[int] | None = None,
     ) -> Mention | None:
-        words = self._trim(list(range(first, last + 1)))
+        words = self._without_clause_modifiers(first, self._trim(list(range(first, last + 1))))
         if not words or self._not_a_name(words):
             return None
         if words[0] > 0 and _ORDINAL.match(self.texts[words[0] - 1]) and self.bare[words[0]] in HONORIFICS:
@@ -660,6 +721,28 @@ def lowercase_vocabulary(text: str) -> set[str]:
     return {w.rstrip(".") for w in _WORD.findall(text) if w.islower()}
 
 
+# Lower-case letters, digits or a comma, then spaces with at most one line break: the word
+# after them stands inside a sentence.
+_BEFORE_INSIDE = "[a-z\u00df-\u00ff0-9,;]"
+_INSIDE_CAPITAL = re.compile(rf"{_BEFORE_INSIDE}(?:[ \t]*\n?[ \t]+|\n)({_WORD.pattern})")
+# A document at least this long writes each of its names inside a sentence somewhere;
+# a shorter one may name someone only as the subject of its first sentence.
+LONG_DOCUMENT_WORDS = 5000
+
+
+def capitalised_vocabulary(text: str) -> set[str] | None:
+    """The words a long document spells as names: capitalised inside a sentence at least
+    as often as written in lower case (lower case, without a possessive); None for a
+    shorter document, whose absences are no evidence. "Scrooge" and "Spirit" are names of
+    A Christmas Carol; "Hallo" (only ever opening a clause) and "Death" (mostly "death")
+    are not."""
+    if len(text.split()) < LONG_DOCUMENT_WORDS:
+        return None
+    inside = Counter(_bare(word) for word in _INSIDE_CAPITAL.findall(text) if word[0].isupper())
+    lower = Counter(_bare(word) for word in _WORD.findall(text) if word.islower() and _bare(word) in inside)
+    return {word for word, n in inside.items() if n >= lower[word]}
+
+
 def _matchable(name: str) -> bool:
     """A known name is matched in text only if it has a capitalised word that is not a
     function word: a film titled "Her" must not claim every sentence-initial "Her"."""
@@ -667,18 +750,22 @@ def _matchable(name: str) -> bool:
 
 
 def english_mentions(
-    sentences: list[str], known_lowercase: set[str] | None = None, known_names: Sequence[str] = ()
+    sentences: list[str],
+    known_lowercase: set[str] | None = None,
+    known_names: Sequence[str] = (),
+    known_capitalised: set[str] | None = None,
 ) -> list[Mention]:
     """Mentions in the sentences; ``known_lowercase`` is the lower-case vocabulary of the
     whole document (defaults to that of the sentences themselves); ``known_names`` are
-    found as written, before any rule (a document's title), with their surface as title."""
+    found as written, before any rule (a document's title), with their surface as title;
+    ``known_capitalised`` is what ``capitalised_vocabulary`` found in the whole document."""
     if known_lowercase is None:
         known_lowercase = lowercase_vocabulary("".join(sentences))
     known = [name for name in dict.fromkeys(known_names) if _matchable(name)]
     mentions: list[Mention] = []
     for index, sentence in enumerate(sentences):
         sentence = sentence.strip()
-        mentions.extend(_Sentence(sentence, known_lowercase, known).mentions(index))
+        mentions.extend(_Sentence(sentence, known_lowercase, known, known_capitalised).mentions(index))
         mentions.extend(_noun_phrases(sentence, index))
     return mentions
 

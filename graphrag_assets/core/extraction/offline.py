@@ -25,7 +25,7 @@ import polars as pl
 from graphrag_common.sentences import split_sentences
 
 from .chinese import chinese_mentions, has_chinese
-from .english import Mention, english_mentions, lowercase_vocabulary, name_type
+from .english import Mention, capitalised_vocabulary, english_mentions, lowercase_vocabulary, name_type
 from .names import name_key
 from .records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS, UNTYPED, majority_type
 from .typing_rules import lead_definition_type, qualifier_type, style_suffix_type
@@ -91,10 +91,13 @@ def _rows(sentence: str) -> list[str]:
 
 
 def mentions_of(
-    text: str, known_lowercase: set[str] | None = None, known_names: tuple[str, ...] = ()
+    text: str,
+    known_lowercase: set[str] | None = None,
+    known_names: tuple[str, ...] = (),
+    known_capitalised: set[str] | None = None,
 ) -> tuple[list[str], list[Mention]]:
     sentences = _sentences(text)
-    mentions = english_mentions(sentences, known_lowercase, known_names)
+    mentions = english_mentions(sentences, known_lowercase, known_names, known_capitalised)
     if has_chinese(text):
         mentions += chinese_mentions(sentences)
     return sentences, mentions
@@ -142,10 +145,12 @@ def extract_offline(
         if title and title.strip()
     }
     entity_rows, relationship_rows = [], []
-    # A capitalised word is a name only if its document never uses it in lower case.
+    # A capitalised word is a name only if its document never uses it in lower case and,
+    # in a long document, capitalises it inside a sentence somewhere.
     vocabularies = {
-        row["document_id"]: lowercase_vocabulary(" ".join(row["text"]))
+        row["document_id"]: (lowercase_vocabulary(text), capitalised_vocabulary(text))
         for row in text_units.group_by("document_id").agg("text").iter_rows(named=True)
+        if (text := " ".join(row["text"]))
     }
     # Without chunk numbers every unit may open its document (its first sentence defines the title).
     has_order = "chunk_index" in text_units.columns
@@ -154,7 +159,8 @@ def extract_offline(
         given = titles.get(unit["document_id"])
         name = split_title(given)[0] if given else None
         text = _body(unicodedata.normalize("NFC", unit["text"]), given)
-        sentences, mentions = mentions_of(text, vocabularies[unit["document_id"]], (name,) if name else ())
+        lowercase, capitalised = vocabularies[unit["document_id"]]
+        sentences, mentions = mentions_of(text, lowercase, (name,) if name else (), capitalised)
         tidy = [_tidy(s) for s in sentences]
         by_key: dict[str, list[Mention]] = defaultdict(list)
         for mention in mentions:
