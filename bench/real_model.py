@@ -15,7 +15,10 @@ back through the product's client. Results: ``bench/results/real_model.json``.
 
 The server takes one request at a time and a 135M model writes a few dozen tokens a
 second on these cores, so the product is set for a one-slot local server: one completion
-and one embedding request in flight, a timeout of several minutes per call.
+and one embedding request in flight, a timeout of several minutes per call, and completion
+caps (``GRAPHRAG_LLM_*_MAX_TOKENS``) of a few hundred tokens, well inside the server's
+2,048-token context: with the defaults (4,096 for an extraction) an answer that runs away
+fills the context, holds the only slot for minutes and leaves its re-ask no room.
 """
 
 from __future__ import annotations
@@ -241,7 +244,8 @@ def main() -> None:
     parser.add_argument("--llama-python", required=True, help="python of the venv with llama-cpp-python[server]")
     parser.add_argument("--model", required=True, type=Path, help="the GGUF file")
     parser.add_argument("--mode", default="tools", help="GRAPHRAG_LLM_MODE (tools, json_schema, json)")
-    # The product sends no max_tokens: the context is what bounds an answer that runs away.
+    # The completion caps (ONE_SLOT_SERVER) are set well inside it, so that a cut-off answer
+    # still leaves its re-ask room.
     parser.add_argument("--context", type=int, default=2048, help="the server's context size (n_ctx)")
     parser.add_argument("--no-embeddings", action="store_true", help="embed offline instead of with the server")
     args = parser.parse_args()

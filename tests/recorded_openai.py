@@ -41,6 +41,14 @@ ONE_SLOT_SERVER = {
     "GRAPHRAG_LLM_CONCURRENCY": "1",  # the server decodes one request at a time
     "GRAPHRAG_EMBEDDING_CONCURRENCY": "1",
     "GRAPHRAG_LLM_TIMEOUT": "900",  # a queued or long answer must not time out and be sent again
+    # Completion caps well inside the 2048-token context: the defaults (4096 for an
+    # extraction) let a runaway answer fill the whole context, a minute of the only slot,
+    # and leave its re-ask (prompt, cut-off answer, error) no room. A good answer of this
+    # model on these short texts takes a few hundred tokens.
+    "GRAPHRAG_LLM_EXTRACTION_MAX_TOKENS": "512",
+    "GRAPHRAG_LLM_SUMMARY_MAX_TOKENS": "256",
+    "GRAPHRAG_LLM_REPORT_MAX_TOKENS": "512",
+    "GRAPHRAG_LLM_QUERY_MAX_TOKENS": "512",
 }
 
 # One question per query mode, asked of the recorded index.

@@ -99,3 +99,32 @@ def test_summaries_no_decision_can_change_are_written_while_the_model_decides():
     assert dict(relationships.select(pl.concat_str("source", pl.lit(" -> "), "target"), "description").rows())[
         "Harbor -> Mara"
     ] == ("Mara keeps her boat in the harbor. Mara trains in the harbor.")
+
+
+def test_a_weak_models_numbers_and_unknown_types_are_screened_and_typed():
+    """What SmolLM2-135M answered for a text with "In 1998" and "until 2004": a relationship
+    between "1" and "2004", the trust typed "Entities" by the extraction and "Organisation"
+    by the gleaning."""
+    from graphrag_assets.core.extraction.records import majority_type
+    from graphrag_assets.llm.models import GraphExtraction
+    from graphrag_assets.llm_stages.extraction import records_from
+
+    text = "The Kelsey Harbour Trust runs the old ferry pier. In 1998 it hired a harbour master until 2004."
+    extraction = GraphExtraction.model_validate(
+        {
+            "entities": [
+                {"name": "The Kelsey Harbour Trust", "type": "Entities", "description": "A trust."},
+                {"name": "The Kelsey Harbour Trust", "type": "Organisation", "description": "Runs the pier."},
+            ],
+            "relationships": [{"source": "1", "target": "2004", "description": "Oskar Venn", "strength": 9}],
+        }
+    )
+    unit = {"id": "u1", "corpus": "harbour", "source_partition": "harbour/a.txt", "text": text}
+    entities, relationships, rejections = records_from(unit, extraction, ["ORGANIZATION", "PERSON", "GEO", "EVENT"])
+    # "1" is not in the text ("1998" is another number): the relationship goes with it.
+    assert [(e["title"], e["type"]) for e in entities] == [("The Kelsey Harbour Trust", "ORGANIZATION")]
+    assert relationships == []
+    assert ("1", "not in the text") in rejections
+    # Across units too, an unknown type does not win a tie against a known one.
+    assert majority_type({"": 1, "ORGANIZATION": 1}) == "ORGANIZATION"
+    assert majority_type({"": 1}) == ""

@@ -97,6 +97,7 @@ def records_from(
             },
         )
         row["mentions"] += 1
+        row["type"] = row["type"] or entity["type"]  # a later mention (a gleaning) may know the type
         description = entity["description"]
         if description and description not in row["description"]:
             row["description"] = f"{row['description']} {description}".strip()

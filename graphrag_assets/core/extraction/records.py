@@ -9,9 +9,9 @@ UNTYPED = ("OTHER", "CONCEPT")
 
 
 def majority_type(counts: Mapping[str, int]) -> str:
-    """The most frequent type, preferring a specific one (person, place...) over OTHER and
-    CONCEPT; ties by name, so the choice is deterministic."""
-    typed = {t: n for t, n in counts.items() if t not in UNTYPED}
+    """The most frequent type, preferring a specific one (person, place...) over OTHER,
+    CONCEPT and unknown (""); ties by name, so the choice is deterministic."""
+    typed = {t: n for t, n in counts.items() if t and t not in UNTYPED}
     pool = typed or counts
     return sorted(pool.items(), key=lambda item: (-item[1], item[0]))[0][0]
 

@@ -76,8 +76,10 @@ def rejection_reason(name: str, text_key: str, type_names: frozenset[str]) -> st
     if words > SENTENCE_WORDS or re.search(r"[.!?]\s+\S", stripped) or (words >= 4 and stripped[-1] in ".!?"):
         return "sentence"
     # At the start of a word of the text ("Fezziwig" in "the Fezziwigs"); in Chinese,
-    # written without spaces, anywhere.
-    if not re.search(rf"(?<![a-z0-9]){re.escape(key)}", text_key):
+    # written without spaces, anywhere. A name ending in a digit ends where the number does
+    # ("1" is not in "1998").
+    end = "(?![0-9])" if key[-1].isdigit() else ""
+    if not re.search(rf"(?<![a-z0-9]){re.escape(key)}{end}", text_key):
         return "not in the text"
     return None
 
