@@ -272,7 +272,7 @@ def main() -> None:
         "server": f"llama-cpp-python[server] {server_version}, one slot, n_ctx {args.context}",
         "model": args.model.name,
         "corpus": f"{CORPUS.relative_to(REPO)} ({len(list(CORPUS.iterdir()))} files)",
-        "settings": {k: v for k, v in env.items() if k.startswith("GRAPHRAG_LLM") or k.startswith("GRAPHRAG_EMB")},
+        "settings": {k: v for k, v in env.items() if k.startswith(("GRAPHRAG_LLM_", "GRAPHRAG_EMBEDDING_"))},
         "embeddings": probe
         | {"used": "the server's" if served else f"offline ({env.get('GRAPHRAG_EMBEDDER', 'hashed')})"},
         "index": indexed,
