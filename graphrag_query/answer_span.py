@@ -89,15 +89,23 @@ def question_parts(question: str) -> list[str]:
     return [part.strip() for part in _NEXT_QUESTION.split(question) if part.strip()]
 
 
-def state_answers(question: str, candidates: Sequence[tuple[str, str]], **names) -> list[Statement]:
+def state_answers(
+    question: str, candidates: Sequence[tuple[str, str]], scorer: RelevanceScorer, **names
+) -> list[Statement]:
     """``state_answer`` for each part of the question (``question_parts``), in order; the
-    parts no phrase answers are left out."""
+    parts no phrase answers are left out. ``scorer`` is the whole question's, reused when
+    the question is one part."""
+    parts = question_parts(question)
     sentences = [sentence for sentence, _ in candidates]
+
+    def scorer_of(part: str) -> RelevanceScorer:
+        return scorer if parts == [question.strip()] else RelevanceScorer(part, sentences)
+
     found = (
         compare_options(part, candidates, **names)
         if _choice(part)
-        else state_answer(part, candidates, RelevanceScorer(part, sentences), **names)
-        for part in question_parts(question)
+        else state_answer(part, candidates, scorer_of(part), **names)
+        for part in parts
     )
     return [statement for statement in found if statement is not None]
 

@@ -120,7 +120,7 @@ def compose(
         return NO_DATA_ANSWER
     lines = [EXTRACTIVE_LABEL]
     names = {"type_of": graph.type_of, "known": graph.knows, "prevalence": graph.prevalence} if graph else {}
-    lines += [statement.line() for statement in state_answers(question, candidates, **names)]
+    lines += [statement.line() for statement in state_answers(question, candidates, scorer, **names)]
     if lead:
         lines.append(lead)
     lines += [f"- {sentence} [Data: {citation}]" for sentence, citation, _ in picked]

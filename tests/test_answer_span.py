@@ -96,7 +96,8 @@ def test_no_phrase_is_stated_for_a_question_that_asks_for_an_explanation_or_has_
 
 
 def _answers(question, sentences, **names):
-    return state_answers(question, [(sentence, f"Sources ({n})") for n, sentence in enumerate(sentences)], **names)
+    candidates = [(sentence, f"Sources ({n})") for n, sentence in enumerate(sentences)]
+    return state_answers(question, candidates, RelevanceScorer(question, sentences), **names)
 
 
 def test_a_death_date_is_the_second_date_of_a_life_span():
