@@ -404,6 +404,23 @@ class _Question:
         return [i for i, stem in enumerate(stems) if stem in self.terms], False
 
 
+def _written_as_names(sentences: Sequence[str]) -> frozenset[str]:
+    """Words the evidence writes as names: capitalised inside a sentence ("'Home, little
+    Fan?'") and never in lower case. A sentence's first word is capitalised whatever it
+    is, so "Fan, the sister of Scrooge." names Fan only because another sentence does."""
+    inside, lower = set(), set()
+    for sentence in sentences:
+        tokens = _tokens(sentence)
+        for position, (token, start, _) in enumerate(tokens):
+            if not token[:1].isalpha():
+                continue
+            if token[:1].islower():
+                lower.add(token.casefold())
+            elif position and sentence[tokens[position - 1][2] : start].strip(" ,") == "":
+                inside.add(token.casefold())
+    return frozenset(inside - lower - {fold(word) for word in FUNCTION_WORDS})
+
+
 def _closeness(span: _Span, anchors: list[int]) -> float:
     """1 beside a question word (or bridge), falling off slowly with the distance in words."""
     if not anchors:
@@ -430,6 +447,15 @@ def state_answer(
     if kind is None or not candidates:
         return None
     asked = _Question(question, scorer)
+    index_knows, written_as_names = known, []
+
+    def known(name: str) -> bool:
+        if index_knows(name):
+            return True
+        if not written_as_names:  # read once, and only for a name the index does not hold
+            written_as_names.append(_written_as_names([sentence for sentence, _ in candidates]))
+        return name.casefold() in written_as_names[0]
+
     terms = [term_set(sentence) for sentence, _ in candidates]
     folded = [sentence.casefold() for sentence, _ in candidates]
     support, grounded = [], []

@@ -164,3 +164,13 @@ def test_a_choice_asked_as_was_a_or_b_born_first():
     )
     assert statement.answer == "Tomas Berg"
     assert _answers("Who lived longer, Lucia Ferro or Tomas Berg?", [*DISTRACTORS]) == []
+
+
+def test_a_name_opening_its_sentence_counts_when_the_evidence_writes_it_as_a_name_elsewhere():
+    # "Fan" opens its sentence (any first word is capitalised) and the index does not know
+    # it; another sentence writes it capitalised mid-sentence, and never in lower case.
+    sentences = [*DISTRACTORS, "Fan, the sister of Scrooge.", "'Home, little Fan?' returned the boy."]
+    assert _answer("What is the name of Scrooge's sister?", sentences).answer == "Fan"
+    # A word the evidence also writes in lower case is no such name.
+    common = [*DISTRACTORS, "Silence, the sister of sleep.", "They sat in silence at the table."]
+    assert _answer("What is the name of the sister of sleep?", common) is None
