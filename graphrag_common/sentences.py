@@ -19,3 +19,23 @@ def split_sentences(text: str) -> list[str]:
     if start < len(text):
         pieces.append(text[start:])
     return pieces
+
+
+# A title or an initial before a full stop ends no sentence ("Mrs. Fezziwig", "J. Strauss").
+_ABBREVIATION_END = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Dr|St|Sr|Jr|Prof|Rev|Gen|Col|Capt|Lt|Sgt)|\b[A-Z])\.\s*$")
+
+
+def reading_sentences(text: str) -> list[str]:
+    """Sentences as a reader takes them: ``split_sentences`` with a piece that goes on in
+    lower case joined to the one before ("'Bah!' said Scrooge.": the quotation and who
+    said it), and a title or initial kept with the name it begins. Answers quote these;
+    chunking and extraction keep ``split_sentences``, whose pieces their stored text
+    unit ids and fingerprints rest on."""
+    joined: list[str] = []
+    for piece in split_sentences(text):
+        first = piece.lstrip(" \"'“‘(")[:1]
+        if joined and not joined[-1].endswith("\n\n") and (first.islower() or _ABBREVIATION_END.search(joined[-1])):
+            joined[-1] += piece
+        else:
+            joined.append(piece)
+    return joined

@@ -23,7 +23,15 @@ from graphrag_common.lexical import FUNCTION_WORDS, fold, search_terms
 
 from .relevance import RelevanceScorer, term_set
 
-PERSON, PLACE, TIME, NUMBER, NAME, NATIONALITY = "person", "place", "time", "number", "name", "nationality"
+PERSON, PLACE, TIME, NUMBER, NAME, NATIONALITY, QUOTE = (
+    "person",
+    "place",
+    "time",
+    "number",
+    "name",
+    "nationality",
+    "quote",
+)
 
 _NUMBER_WORDS = set(
     """one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
@@ -50,6 +58,13 @@ _YEAR = re.compile(r"^(1[0-9]{3}|20[0-9]{2})$")
 _RANGE_DASH = re.compile(r"^\s*(?:[-–—]|to|until)\s*$")
 # Question words that ask for the end of a span of dates, or its start.
 _ENDS = set(search_terms("die died death dies end ended until"))
+# "What does Scrooge *reply* ...": the words someone speaks, as the text quotes them.
+_SPEECH_ASKED = set(search_terms("reply say answer respond retort exclaim cry shout whisper tell"))
+_SPEECH_VERBS = (
+    "said|says|replied|replies|returned|answered|cried|exclaimed|asked|whispered|shouted|rejoined|retorted|"
+    "responded|observed|added|muttered|faltered|resumed|continued|demanded|inquired|growled|interrupted|pursued"
+)
+
 _STARTS = set(search_terms("born birth begin began start started founded established opened built"))
 
 
@@ -171,6 +186,8 @@ def expected_kind(question: str) -> str | None:
     if asks is None:
         return None
     word, following = words[asks], words[asks + 1 : asks + 3]
+    if word == "what" and following[:1] and following[0] in {"do", "does", "did"} and set(words) & _SPEECH_ASKED:
+        return QUOTE
     if word == "how":
         return NUMBER if following[:1] and following[0] in {"many", "much", "old"} else None
     if word == "when" or (word in {"what", "which"} and following[:1] and following[0] in _TIME_NOUNS):
@@ -470,6 +487,8 @@ def state_answer(
     ranked = sorted((i for i in range(len(candidates)) if support[i] > 0), key=lambda i: -support[i])[:TOP_SENTENCES]
     if not ranked:
         return None
+    if kind == QUOTE:
+        return _state_quotation(asked, candidates, terms, scorer)
 
     def fit(span: _Span) -> float:
         """How well the phrase fits the kind asked for (its entity type, its use as an
@@ -564,6 +583,51 @@ def state_answer(
 
     best = max(scores.values(), key=total)
     return _with_alias(max(best.values(), key=lambda found: found[0])[1])
+
+
+def _spoken_by(sentence: str, speakers: list[str]) -> str | None:
+    """The words the sentence quotes one of the speakers saying, without the quotation
+    marks and the "said Scrooge" ("'Bah!' said Scrooge." -> "Bah!"), or None; "said
+    Scrooge's nephew" is someone else."""
+    names = "|".join(re.escape(name) for name in speakers)
+    said = re.search(
+        rf"(?i),?['’\"”]?\s*\b(?:{_SPEECH_VERBS})\s+(?:the\s+)?(?:{names})\b(?!['’]s)(?:\s+\w+ly)?[,.]?\s*",
+        sentence,
+    ) or re.search(rf"(?i)\b(?:{names})\s+(?:{_SPEECH_VERBS})\b[,:]?\s*", sentence)
+    if said is None or not re.search(r"['‘\"“]", sentence):
+        return None
+    words = f"{sentence[: said.start()]} {sentence[said.end() :]}"
+    words = re.sub(r"(?:^|(?<=\s))['‘\"“]|['’\"”](?=\s|$)", "", words)
+    return re.sub(r"\s+", " ", words).strip() or None
+
+
+_PROMPTED = {"when", "whenever", "after", "as", "if"}  # "... reply *when* his nephew wishes him ..."
+
+
+def _state_quotation(
+    asked: _Question, candidates: Sequence[tuple[str, str]], terms: list[frozenset[str]], scorer: RelevanceScorer
+) -> Statement | None:
+    """What the person the question names said: the quotation attributed to them whose
+    sentences just before cover the rest of the question (what prompted the reply), or,
+    for a question with no "when", that covers it itself; with the quotation that goes on
+    in the next sentence."""
+    if not asked.spelled:
+        return None
+    prompted = bool(_PROMPTED & asked.words)
+    best = None
+    for j, (sentence, citation) in enumerate(candidates):
+        words = _spoken_by(sentence, asked.spelled[:1])
+        if words is None:
+            continue
+        before = [i for i in range(max(j - 3, 0), j) if candidates[i][1] == citation]
+        prompt = frozenset().union(*(terms[i] for i in before)) if prompted else terms[j]
+        score = scorer.coverage_terms(prompt)
+        if score > 0 and (best is None or score > best[0]):
+            going_on = candidates[j + 1][0] if j + 1 < len(candidates) and candidates[j + 1][1] == citation else ""
+            if re.fullmatch(r"['‘\"“][^'‘\"“]+['’\"”]", going_on.strip()):
+                words, sentence = f"{words} {going_on.strip()[1:-1]}", f"{sentence} {going_on.strip()}"
+            best = (score, Statement(words, Support(sentence, citation)))
+    return best[1] if best else None
 
 
 _BRACKETED = r"\s*\(\s*[\"“']?{}[\"”']?\s*\)"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from graphrag_common.lexical import has_cjk
-from graphrag_common.sentences import split_sentences
+from graphrag_common.sentences import reading_sentences
 
 from .answer_span import state_answers
 from .relevance import RelevanceScorer
@@ -28,12 +28,24 @@ def _clean(sentence: str) -> str:
     return re.sub(r"\s+", " ", sentence).strip()
 
 
+MIN_SENTENCE_CHARS = 20
+
+
 @lru_cache(maxsize=1024)  # ~5 MB of text units at most
 def _quotable_sentences(text: str) -> tuple[str, ...]:
     """The text's sentences that can be quoted, cleaned. Cached: DRIFT's follow-up searches
     and the bridges quote the same text units again and again."""
-    cleaned = (_clean(sentence) for sentence in split_sentences(text))
-    return tuple(sentence for sentence in cleaned if len(sentence) >= 20 and not sentence.startswith("#"))
+    quotable: list[str] = []
+    paragraph_ended = True
+    for piece in reading_sentences(text):
+        sentence = _clean(piece)
+        if len(sentence) >= MIN_SENTENCE_CHARS and not sentence.startswith("#"):
+            quotable.append(sentence)
+        elif sentence and quotable and not paragraph_ended:
+            # Too short to quote alone ("'Humbug!'"), it goes on with its paragraph's sentence.
+            quotable[-1] = f"{quotable[-1]} {sentence}"
+        paragraph_ended = re.search(r"\n\s*\n\s*$", piece) is not None
+    return tuple(quotable)
 
 
 def _candidates(evidence: list[Evidence]) -> list[tuple[str, str]]:

@@ -2,7 +2,17 @@
 
 import pytest
 
-from graphrag_query.answer_span import NAME, NUMBER, PERSON, PLACE, TIME, expected_kind, state_answer, state_answers
+from graphrag_query.answer_span import (
+    NAME,
+    NUMBER,
+    PERSON,
+    PLACE,
+    QUOTE,
+    TIME,
+    expected_kind,
+    state_answer,
+    state_answers,
+)
 from graphrag_query.relevance import RelevanceScorer
 
 
@@ -174,3 +184,23 @@ def test_a_name_opening_its_sentence_counts_when_the_evidence_writes_it_as_a_nam
     # A word the evidence also writes in lower case is no such name.
     common = [*DISTRACTORS, "Silence, the sister of sleep.", "They sat in silence at the table."]
     assert _answer("What is the name of the sister of sleep?", common) is None
+
+
+def test_a_what_does_someone_reply_question_is_answered_by_the_words_they_speak_after_the_prompt():
+    sentences = [
+        "'A merry Christmas, uncle! God save you!' cried a cheerful voice.",
+        "It was the voice of Scrooge's nephew, who came upon him quickly.",
+        "'Bah!' said Scrooge. 'Humbug!'",
+        "'Christmas a humbug, uncle!' said Scrooge's nephew.",
+        "'If I could work my will,' said Scrooge indignantly, 'every idiot who goes about with Merry Christmas on "
+        "his lips should be boiled with his own pudding.'",
+    ]
+    question = "What does Scrooge reply when his nephew wishes him a merry Christmas?"
+    assert expected_kind(question) == QUOTE
+    # One text unit: the sentences share their citation.
+    candidates = [(sentence, "Sources (1)") for sentence in sentences]
+    statement = state_answer(question, candidates, RelevanceScorer(question, sentences))
+    # The words he speaks right after the greeting, not the later speech that shares more
+    # of the question's words, nor the nephew's words.
+    assert statement.answer == "Bah! Humbug!"
+    assert statement.support.sentence == "'Bah!' said Scrooge. 'Humbug!'"

@@ -4,7 +4,7 @@ import polars as pl
 import pytest
 
 from graphrag_assets.core.chunking import ChunkingSettings, chunk_documents, chunk_text
-from graphrag_common.sentences import split_sentences
+from graphrag_common.sentences import reading_sentences, split_sentences
 from graphrag_common.tokens import count_tokens
 
 from .conftest import SAMPLE_CORPUS
@@ -100,3 +100,16 @@ def test_the_bundled_encoder_is_tiktokens_own_cl100k():
     samples = ["Marley was dead: to begin with.", "王海燕在厦门大学 1234567 can't   \n\n  x", "<|endoftext|> héllo"]
     for text in samples:
         assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
+
+
+def test_answers_read_a_quotation_with_its_speaker_and_a_title_with_its_name():
+    text = "'Bah!' said Scrooge. 'Humbug!'\n\nIn came Mrs. Fezziwig, one vast substantial smile. J. Strauss wrote it."
+    assert reading_sentences(text) == [
+        "'Bah!' said Scrooge. ",
+        "'Humbug!'\n\n",
+        "In came Mrs. Fezziwig, one vast substantial smile. ",
+        "J. Strauss wrote it.",
+    ]
+    # Nothing lost or added, and chunking's own pieces stay as they are (text unit ids rest on them).
+    assert "".join(reading_sentences(text)) == text
+    assert split_sentences(text)[:2] == ["'Bah!' ", "said Scrooge. "]
