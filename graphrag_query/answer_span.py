@@ -44,6 +44,7 @@ _WEEKDAYS = set("monday tuesday wednesday thursday friday saturday sunday".split
 # in one of these is a date.
 _TIME_HEADS = set("eve day night morning evening year years week month century decade age era".split())
 _TIME_NOUNS = _TIME_HEADS | {"date", "time", "season", "hour", "when"}
+_TIME_HEAD_STEMS = {next(iter(search_terms(head)), head) for head in _TIME_HEADS}
 _PLACE_NOUNS = set(
     """city town country place village state county province region nation continent island river
     street capital land kingdom birthplace""".split()
@@ -361,6 +362,7 @@ _UNTYPED_FIT = 0.7
 ADJECTIVE_SHARE = 0.3  # "American" asked where someone was born
 NOT_ADJECTIVE_SHARE = 0.5  # "America" asked for a nationality
 NO_PREPOSITION_SHARE = 0.7  # a place not written "in/at/near/from X"
+DATE_AS_NAME_SHARE = 0.1  # a named day ("Christmas Day") asked for as a person or a place
 _PLACE_PREPOSITIONS = {"in", "at", "near", "from", "to", "outside", "inside"}
 OFF_FOCUS_SHARE = 0.7  # a sentence without the question's focus word supports less
 UNGROUNDED_SHARE = 0.5  # nor does one naming nothing the question names
@@ -501,6 +503,8 @@ def state_answer(
             fitting *= ADJECTIVE_SHARE
         if kind == PLACE and span.after not in _PLACE_PREPOSITIONS:
             fitting *= NO_PREPOSITION_SHARE
+        if kind in (PERSON, PLACE) and _stems(span.text)[-1:] and _stems(span.text)[-1] in _TIME_HEAD_STEMS:
+            fitting *= DATE_AS_NAME_SHARE  # "Christmas Day" is when, not who or where
         return fitting * (1 - prevalence(span.text))
 
     wants_end = 1 if asked.terms & _ENDS else -1 if asked.terms & _STARTS else 0

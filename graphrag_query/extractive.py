@@ -49,8 +49,16 @@ def _quotable_sentences(text: str) -> tuple[str, ...]:
 
 
 def _candidates(evidence: list[Evidence]) -> list[tuple[str, str]]:
-    """(sentence, citation) of every quotable sentence of the evidence, in order."""
-    return [(sentence, item.citation) for item in evidence for sentence in _quotable_sentences(item.text)]
+    """(sentence, citation) of every quotable sentence of the evidence, in order; less the
+    pieces that start in lower case and are part of another sentence: a text unit cut
+    mid-sentence begins with the tail of a sentence its neighbour holds whole."""
+    found = [(sentence, item.citation) for item in evidence for sentence in _quotable_sentences(item.text)]
+    tails = {sentence for sentence, _ in found if sentence[:1].islower()}
+    if not tails:
+        return found
+    whole = [sentence for sentence, _ in found if sentence not in tails]
+    cut = {tail for tail in tails if any(tail in sentence for sentence in whole)}
+    return [(sentence, citation) for sentence, citation in found if sentence not in cut]
 
 
 def best_sentences(
@@ -118,18 +126,24 @@ def follow_bridges(
 
 
 def compose(
-    question: str, evidence: list[Evidence], limit: int = 6, lead: str = "", graph=None, name_scores=None
+    question: str,
+    evidence: list[Evidence],
+    limit: int = 6,
+    lead: str = "",
+    graph=None,
+    name_scores=None,
+    overview: list[Evidence] = (),
 ) -> str:
     """The extractive answer: the phrase that answers, when the question asks for one, then
     the best sentences and (with the index's mention graph) the sentences that follow the
-    names they mention to the second hop."""
+    names they mention to the second hop. A question about the whole ("What are the top
+    themes?") that no sentence covers is answered by the first sentence of each
+    ``overview`` item (the reports in the context), not refused."""
     candidates = _candidates(evidence)
-    if not candidates:
-        return NO_DATA_ANSWER
-    scorer = RelevanceScorer(question, [sentence for sentence, _ in candidates])
+    scorer = RelevanceScorer(question, [sentence for sentence, _ in candidates] or [question])
     picked = best_sentences(candidates, scorer, limit)
     if not picked:
-        return NO_DATA_ANSWER
+        return _overview(overview, limit, lead) if scorer.generic else NO_DATA_ANSWER
     lines = [EXTRACTIVE_LABEL]
     names = {"type_of": graph.type_of, "known": graph.knows, "prevalence": graph.prevalence} if graph else {}
     lines += [statement.line() for statement in state_answers(question, candidates, scorer, **names)]
@@ -142,3 +156,15 @@ def compose(
             for name, sentence, citation in follow_bridges(question, evidence, picked, graph, name_scores)
         ]
     return "\n".join(lines)
+
+
+def _overview(reports: list[Evidence], limit: int, lead: str) -> str:
+    opening = [(sentences[0], item.citation) for item in reports if (sentences := _quotable_sentences(item.text))]
+    if not opening:
+        return NO_DATA_ANSWER
+    lines = [
+        EXTRACTIVE_LABEL,
+        *([lead] if lead else []),
+        "No sentence of the sources covers the question; the reports of the communities most related to it say:",
+    ]
+    return "\n".join(lines + [f"- {sentence} [Data: {citation}]" for sentence, citation in opening[:limit]])

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from graphrag_common.sentences import split_sentences
+from graphrag_common.sentences import reading_sentences
 from graphrag_common.tokens import count_tokens
 
 from .context import citations_for, pack
@@ -204,7 +204,7 @@ def report_sentences(reader: IndexReader) -> dict[int, list[tuple[str, frozenset
         found = {}
         for report in reader.table("community_reports").iter_rows(named=True):
             statements = [report["summary"]] + [f["explanation"] for f in report["findings"] or []]
-            sentences = [s.strip() for statement in statements for s in split_sentences(_clean(statement))]
+            sentences = [s.strip() for statement in statements for s in reading_sentences(_clean(statement))]
             found[report["community"]] = [(s, frozenset(terms(s))) for s in dict.fromkeys(sentences) if len(s) >= 20]
         return found
 
@@ -229,7 +229,7 @@ def offline_map(
         if scorer.generic or by_importance:
             score = round(report["rank"] * 10)
             for finding in (report["findings"] or [])[:GENERIC_POINTS_PER_REPORT]:
-                sentence = split_sentences(_clean(finding["explanation"]))[0].strip()
+                sentence = reading_sentences(_clean(finding["explanation"]))[0].strip()
                 if score > 0 and sentence not in seen:
                     seen.add(sentence)
                     points.append(

@@ -257,7 +257,16 @@ def prepare_local(
         seeds = built.seeds["title"].head(3).to_list()
         lead = f"Entities most related to the question: {', '.join(seeds)}." if seeds else ""
         answer, generated_by = (
-            compose(question, evidence, lead=lead, graph=reader.mention_graph, name_scores=built.ranking.name_scores),
+            compose(
+                question,
+                evidence,
+                lead=lead,
+                graph=reader.mention_graph,
+                name_scores=built.ranking.name_scores,
+                overview=[
+                    Evidence(r["summary"], f"Reports ({r['community']})") for r in built.reports.iter_rows(named=True)
+                ],
+            ),
             "extractive",
         )
     sources = built.sources

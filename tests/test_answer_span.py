@@ -204,3 +204,20 @@ def test_a_what_does_someone_reply_question_is_answered_by_the_words_they_speak_
     # of the question's words, nor the nephew's words.
     assert statement.answer == "Bah! Humbug!"
     assert statement.support.sentence == "'Bah!' said Scrooge. 'Humbug!'"
+
+
+def test_a_named_day_does_not_answer_who():
+    sentences = [
+        *DISTRACTORS,
+        "'It should be Christmas Day, I am sure,' said she, at the ball Fezziwig gave.",
+    ]
+    assert _answer("Who gave the ball?", sentences, type_of=lambda name: "PERSON").answer == "Fezziwig"
+
+
+def test_the_tail_of_a_sentence_cut_by_chunking_is_not_quoted_beside_the_whole_sentence():
+    from graphrag_query.extractive import Evidence, compose
+
+    whole = "But now a knock was heard, just in time to greet the father, who came home laden with toys."
+    cut = "who came home laden with toys. The children cheered the father at the door."
+    answer = compose("Who came home laden with toys?", [Evidence(whole, "Sources (1)"), Evidence(cut, "Sources (2)")])
+    assert whole in answer and "- who came home" not in answer

@@ -409,3 +409,9 @@ def test_offline_local_answer_names_a_two_hop_answer_through_its_bridge(index, t
     assert statement.startswith("Answer: Turin, through Lucia Ferro:"), result.answer
     assert '"Blue Harbour is a 1994 drama film directed by Lucia Ferro."' in statement
     assert '"Lucia Ferro was born in Turin."' in statement and "[Data: Sources (" in statement
+
+
+def test_offline_local_search_answers_an_overview_from_its_reports_and_still_refuses_the_unknown(reader):
+    overview = local_search("What are the top themes in this story?", reader=reader, use_llm=False)
+    assert overview.answer.startswith(EXTRACTIVE_LABEL) and "[Data: Reports (" in overview.answer
+    assert local_search("Who repaired the Zorblax engine?", reader=reader, use_llm=False).answer == NO_DATA_ANSWER
