@@ -477,7 +477,7 @@ def state_answer(
 
     terms = [term_set(sentence) for sentence, _ in candidates]
     folded = [sentence.casefold() for sentence, _ in candidates]
-    support, grounded = [], []
+    support, grounded, led_in = [], [], []
     for i, (_, citation) in enumerate(candidates):
         own = scorer.coverage_terms(terms[i])
         with_previous = 0.0
@@ -485,6 +485,7 @@ def state_answer(
         if follows:
             with_previous = PREVIOUS_SENTENCE_SHARE * scorer.coverage_terms(terms[i] | terms[i - 1])
         support.append(max(own, with_previous))
+        led_in.append(with_previous > own)  # the sentence before says what the question asks
         grounded.append(asked.grounded(folded[i]) or (follows and asked.grounded(folded[i - 1])))
     ranked = sorted((i for i in range(len(candidates)) if support[i] > 0), key=lambda i: -support[i])[:TOP_SENTENCES]
     if not ranked:
@@ -541,6 +542,8 @@ def state_answer(
         # date or number beside any of the question's words ("born in").
         by_focus = kind in (PERSON, NAME)
         anchors, beside_focus = asked.anchors(tokens, by_focus)
+        if led_in[i]:
+            anchors = [*anchors, -1]  # the words of the sentence before stand just before its first
         placed = 1.0 if beside_focus or not by_focus else OFF_FOCUS_SHARE
         placed *= 1.0 if grounded[i] else UNGROUNDED_SHARE
         for span in found:

@@ -221,3 +221,14 @@ def test_the_tail_of_a_sentence_cut_by_chunking_is_not_quoted_beside_the_whole_s
     cut = "who came home laden with toys. The children cheered the father at the door."
     answer = compose("Who came home laden with toys?", [Evidence(whole, "Sources (1)"), Evidence(cut, "Sources (2)")])
     assert whole in answer and "- who came home" not in answer
+
+
+def test_a_name_opening_the_sentence_after_the_one_that_says_what_is_asked_stands_beside_it():
+    sentences = [
+        "When the clock struck eleven, this domestic ball broke up.",
+        "Mr. Fezziwig took his station at the door, shaking hands with every person.",
+        "The ball was held in the old hall, where the painter Tomas Berg lived.",
+    ]
+    candidates = [(sentence, "Sources (1)") for sentence in sentences[:2]] + [(sentences[2], "Sources (2)")]
+    statement = state_answer("Who gave the ball?", candidates, RelevanceScorer("Who gave the ball?", sentences))
+    assert statement.answer == "Mr. Fezziwig"
