@@ -17,21 +17,29 @@ def pack(
     budget: int,
     header: str = "",
     cost: Callable[[dict], int] | None = None,
+    pass_over: int = 0,
 ) -> tuple[pl.DataFrame, str, int]:
     """Rows of ``frame`` in order, as many as fit in ``budget`` tokens (header included).
     Returns (rows kept, text, tokens used); never exceeds the budget. ``cost``: a row's
-    tokens (its rendered line and line break) when known already."""
+    tokens (its rendered line and line break) when known already. ``pass_over``: how many
+    rows too large for what is left may be passed over, in a row, for smaller ones after
+    them (a long text unit ranked first must not leave a small budget empty); 0 stops at
+    the first row that does not fit, so that the rows kept are a prefix of the frame."""
     used = count_tokens(header + "\n") if header else 0
     if used > budget:
         return frame.clear(), "", 0
-    kept, lines = [], [header] if header else []
+    kept, lines, passed = [], [header] if header else [], 0
     # Slices, not the whole frame: a ranking of thousands of rows fills a budget in dozens.
     for offset, rows in _slices(frame):
         for index, row in enumerate(rows.iter_rows(named=True), start=offset):
             line = render(row)
             tokens = cost(row) if cost is not None else count_tokens(line + "\n")
             if used + tokens > budget:
-                return _packed(frame, kept, lines, used)
+                passed += 1
+                if passed > pass_over:
+                    return _packed(frame, kept, lines, used)
+                continue
+            passed = 0
             used += tokens
             kept.append(index)
             lines.append(line)

@@ -415,3 +415,15 @@ def test_offline_local_search_answers_an_overview_from_its_reports_and_still_ref
     overview = local_search("What are the top themes in this story?", reader=reader, use_llm=False)
     assert overview.answer.startswith(EXTRACTIVE_LABEL) and "[Data: Reports (" in overview.answer
     assert local_search("Who repaired the Zorblax engine?", reader=reader, use_llm=False).answer == NO_DATA_ANSWER
+
+
+def test_a_long_text_unit_ranked_first_does_not_leave_a_small_local_budget_without_sources(reader):
+    from graphrag_query.context import pack
+
+    rows = pl.DataFrame({"text": ["word " * 400, "short one", "short two", "word " * 400, "short three"]})
+    kept, _, used = pack(rows, lambda r: r["text"], 50, pass_over=2)
+    assert kept["text"].to_list() == ["short one", "short two", "short three"] and 0 < used <= 50
+    # Without passing over, what is kept is a prefix of the ranking: here nothing.
+    assert pack(rows, lambda r: r["text"], 50)[0].is_empty()
+    result = local_search("What did Clara Okafor do?", reader=reader, budget=800, use_llm=False)
+    assert 0 < result.usage.context_tokens <= 800 and result.context["sources"].height > 0
