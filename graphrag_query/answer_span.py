@@ -120,6 +120,8 @@ def state_answers(
     found = (
         compare_options(part, candidates, **names)
         if _choice(part)
+        else same_or_not(part, candidates, **names)
+        if _SAME.match(part.strip())
         else state_answer(part, candidates, scorer_of(part), **names)
         for part in parts
     )
@@ -175,6 +177,42 @@ def compare_options(question: str, candidates: Sequence[tuple[str, str]], **name
     if dated[0][0] == dated[1][0]:
         return None  # the same year: the comparison needs more than years
     return replace(chosen, answer=winner, detail=f"{chosen.answer}, against {loser}: {other.answer}")
+
+
+# "Are A and B (both) located in the same country?", "Do both films A and B have the
+# directors from the same country?", "Were A and B born in the same place?"
+_SAME = re.compile(
+    r"^(?:are|were|is|was|do|does|did)\s+(?:both\s+)?(?:(?:the\s+)?(?:films?|movies?|directors?\s+of\s+films?|"
+    r"places?|people)\s*,?\s+)?(?P<a>.+?)\s+and\s+(?P<b>.+?)\s*,?\s+(?P<rest>(?:both\s+)?(?:located|from|have|"
+    r"share|of|born|originate|originated|come|came|in)\b.*\bsame\s+(?P<what>country|nationality|place)\b.*)$",
+    re.IGNORECASE,
+)
+
+
+def same_or_not(question: str, candidates: Sequence[tuple[str, str]], **names) -> Statement | None:
+    """A question whether two things share a country, a nationality or a place ("Are A and
+    B located in the same country?"): each one's, read as a question about it (through its
+    director when the question says so), and Yes or No by whether the two are written
+    alike. None when either is missing."""
+    match = _SAME.match(question.strip())
+    if match is None:
+        return None
+    through = "director of " if re.search(r"(?i)\bdirectors?\b", question) else ""
+    kind = PLACE if match["what"].lower() == "place" else NATIONALITY
+    asked_for = "place of birth" if kind == PLACE and "born" in match["rest"].lower() else match["what"].lower()
+    sentences = [sentence for sentence, _ in candidates]
+    found = []
+    for option in (match["a"].strip(" ,"), match["b"].strip(" ,")):
+        asked = f"What is the {asked_for} of the {through}{option}?"
+        statement = state_answer(asked, candidates, RelevanceScorer(asked, sentences), kind=kind, **names)
+        if statement is None or names.get("type_of", lambda name: None)(statement.answer) == "PERSON":
+            return None  # no country, nationality or place read for it
+        found.append((option, statement))
+    (a, first), (b, second) = found
+    # "American-Argentine" and "Argentine" share a country.
+    same = bool(set(_stems(first.answer)) & set(_stems(second.answer)))
+    verdict = "Yes" if same else "No"
+    return replace(first, answer=verdict, detail=f"{a}: {first.answer}; {b}: {second.answer}")
 
 
 def expected_kind(question: str) -> str | None:

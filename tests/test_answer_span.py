@@ -232,3 +232,21 @@ def test_a_name_opening_the_sentence_after_the_one_that_says_what_is_asked_stand
     candidates = [(sentence, "Sources (1)") for sentence in sentences[:2]] + [(sentences[2], "Sources (2)")]
     statement = state_answer("Who gave the ball?", candidates, RelevanceScorer("Who gave the ball?", sentences))
     assert statement.answer == "Mr. Fezziwig"
+
+
+def test_a_same_country_question_is_answered_yes_or_no_from_each_ones_nationality():
+    sentences = [
+        *DISTRACTORS,
+        "Naked Tango is a 1991 American-Argentine erotic drama film.",
+        "Algiers is a 1938 Argentine drama film.",
+        "Inside the Room is a 1935 British mystery film.",
+    ]
+    candidates = [(sentence, f"Sources ({number})") for number, sentence in enumerate(sentences)]
+    [same] = state_answers(
+        "Are both movies, Naked Tango and Algiers, from the same country?", candidates, RelevanceScorer("x", sentences)
+    )
+    assert same.answer == "Yes" and "Naked Tango: American-Argentine; Algiers: Argentine" in same.line()
+    [other] = state_answers(
+        "Are the movies Inside the Room and Algiers from the same country?", candidates, RelevanceScorer("x", sentences)
+    )
+    assert other.answer == "No" and "Inside the Room: British" in other.line()
