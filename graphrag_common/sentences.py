@@ -21,8 +21,9 @@ def split_sentences(text: str) -> list[str]:
     return pieces
 
 
-# A title or an initial before a full stop ends no sentence ("Mrs. Fezziwig", "J. Strauss").
-_ABBREVIATION_END = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Dr|St|Sr|Jr|Prof|Rev|Gen|Col|Capt|Lt|Sgt)|\b[A-Z])\.\s*$")
+# A title, an initial or a biography's "b." / "d." / "c." before a full stop ends no
+# sentence ("Mrs. Fezziwig", "J. Strauss", "(1913 – d. March 3, 2003)").
+_ABBREVIATION_END = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Dr|St|Sr|Jr|Prof|Rev|Gen|Col|Capt|Lt|Sgt|ca|vs)|\b[A-Za-z])\.\s*$")
 
 
 def reading_sentences(text: str) -> list[str]:

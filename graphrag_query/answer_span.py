@@ -160,8 +160,10 @@ def compare_options(question: str, candidates: Sequence[tuple[str, str]], **name
     is missing."""
     match = _choice(question)
     head_terms = set(search_terms(match["head"])) if match else set()
+    if head_terms >= _LONGER_LIFE:
+        return _longer_life(match, candidates, **names)
     if not head_terms & (_EARLIER | _LATER):
-        return None  # a choice, but not by date ("Who lived longer?"): no phrase stated
+        return None  # a choice, but not by date: no phrase stated
     pick = min if head_terms & _EARLIER else max
     head = " ".join(w for w in match["head"].split() if not set(search_terms(w)) & (_EARLIER | _LATER))
     sentences = [sentence for sentence, _ in candidates]
@@ -177,6 +179,38 @@ def compare_options(question: str, candidates: Sequence[tuple[str, str]], **name
     if dated[0][0] == dated[1][0]:
         return None  # the same year: the comparison needs more than years
     return replace(chosen, answer=winner, detail=f"{chosen.answer}, against {loser}: {other.answer}")
+
+
+_LONGER_LIFE = set(search_terms("lived longer"))
+
+
+def _longer_life(match: re.Match, candidates: Sequence[tuple[str, str]], **names) -> Statement | None:
+    """ "Who lived longer, A or B?": each one's years of birth and death, read as date
+    questions about them, and the one whose life spans more years."""
+    sentences = [sentence for sentence, _ in candidates]
+    lives = []
+    for option in (match["a"].strip(), match["b"].strip()):
+        years = []
+        for asked in (f"When was {option} born?", f"When did {option} die?"):
+            statement = state_answer(asked, candidates, RelevanceScorer(asked, sentences), kind=TIME, **names)
+            found = re.findall(r"\d{3,4}", statement.answer) if statement else []
+            if not found:
+                return None
+            years.append((int(found[-1]), statement))
+        (born, birth), (died, death) = years
+        if died <= born:
+            return None  # the same date read twice, or a death before the birth: not a life span
+        lives.append((died - born, option, birth, death))
+    (span, winner, birth, death), (other_span, loser, other_birth, other_death) = sorted(
+        lives, key=lambda life: -life[0]
+    )
+    if span == other_span:
+        return None  # the same number of years: the comparison needs the days
+    return replace(
+        birth,
+        answer=winner,
+        detail=f"{birth.answer} to {death.answer}, against {loser}: {other_birth.answer} to {other_death.answer}",
+    )
 
 
 # "Are A and B (both) located in the same country?", "Do both films A and B have the
@@ -369,12 +403,17 @@ def _time_spans(sentence: str, tokens: list[tuple[str, int, int]], names: list[_
         ):
             end += 1
         if month and end - start > 1 or not month:  # a month alone dates nothing
-            spans.append(_Span(sentence[tokens[start][1] : tokens[end - 1][2]], start, end))
+            before = fold(tokens[start - 1][0]) if start else ""
+            # "born 8 November 1913 ... – d. 28 March 2003": the word before says which end.
+            end_of_life = -1 if before in {"born", "b"} else 1 if before in {"died", "d"} else 0
+            spans.append(_Span(sentence[tokens[start][1] : tokens[end - 1][2]], start, end, in_range=end_of_life))
         i = end
     spans.sort(key=lambda span: span.start)
     for n in range(len(spans) - 1):
         first, second = spans[n], spans[n + 1]
-        if _RANGE_DASH.match(sentence[tokens[first.end - 1][2] : tokens[second.start][1]]):
+        if not (first.in_range or second.in_range) and _RANGE_DASH.match(
+            sentence[tokens[first.end - 1][2] : tokens[second.start][1]]
+        ):
             spans[n], spans[n + 1] = replace(first, in_range=-1), replace(second, in_range=1)
     return spans
 

@@ -250,3 +250,19 @@ def test_a_same_country_question_is_answered_yes_or_no_from_each_ones_nationalit
         "Are the movies Inside the Room and Algiers from the same country?", candidates, RelevanceScorer("x", sentences)
     )
     assert other.answer == "No" and "Inside the Room: British" in other.line()
+
+
+def test_who_lived_longer_is_answered_from_each_ones_years_of_birth_and_death():
+    sentences = [
+        *DISTRACTORS,
+        "Ludwig Elsbett (born November 8, 1913 in Salz, Germany – d. March 28, 2003) was an engineer.",
+        "Pamela Ann Rymer (January 16, 1941 – September 21, 2011) was a United States judge.",
+    ]
+    candidates = [(sentence, f"Sources ({number})") for number, sentence in enumerate(sentences)]
+    question = "Who lived longer, Ludwig Elsbett or Pamela Ann Rymer?"
+    [statement] = state_answers(question, candidates, RelevanceScorer(question, sentences))
+    assert statement.answer == "Ludwig Elsbett"
+    assert (
+        "November 8, 1913 to March 28, 2003, against Pamela Ann Rymer: January 16, 1941 to September 21, 2011"
+        in statement.line()
+    )

@@ -103,12 +103,16 @@ def test_the_bundled_encoder_is_tiktokens_own_cl100k():
 
 
 def test_answers_read_a_quotation_with_its_speaker_and_a_title_with_its_name():
-    text = "'Bah!' said Scrooge. 'Humbug!'\n\nIn came Mrs. Fezziwig, one vast substantial smile. J. Strauss wrote it."
+    text = (
+        "'Bah!' said Scrooge. 'Humbug!'\n\nIn came Mrs. Fezziwig, one vast substantial smile. J. Strauss wrote it. "
+        "Ludwig Elsbett (born 1913 – d. March 3, 2003) was an engineer."
+    )
     assert reading_sentences(text) == [
         "'Bah!' said Scrooge. ",
         "'Humbug!'\n\n",
         "In came Mrs. Fezziwig, one vast substantial smile. ",
-        "J. Strauss wrote it.",
+        "J. Strauss wrote it. ",
+        "Ludwig Elsbett (born 1913 – d. March 3, 2003) was an engineer.",
     ]
     # Nothing lost or added, and chunking's own pieces stay as they are (text unit ids rest on them).
     assert "".join(reading_sentences(text)) == text
