@@ -236,9 +236,14 @@ def same_or_not(question: str, candidates: Sequence[tuple[str, str]], **names) -
     asked_for = "place of birth" if kind == PLACE and "born" in match["rest"].lower() else match["what"].lower()
     sentences = [sentence for sentence, _ in candidates]
     found = []
+    located = match["what"].lower() == "country" and "located" in match["rest"].lower()
     for option in (match["a"].strip(" ,"), match["b"].strip(" ,")):
         asked = f"What is the {asked_for} of the {through}{option}?"
-        statement = state_answer(asked, candidates, RelevanceScorer(asked, sentences), kind=kind, **names)
+        statement = (
+            _country_of(option, candidates, names.get("known", lambda name: False))
+            if located
+            else state_answer(asked, candidates, RelevanceScorer(asked, sentences), kind=kind, **names)
+        )
         if statement is None or names.get("type_of", lambda name: None)(statement.answer) == "PERSON":
             return None  # no country, nationality or place read for it
         found.append((option, statement))
@@ -247,6 +252,39 @@ def same_or_not(question: str, candidates: Sequence[tuple[str, str]], **names) -
     same = bool(set(_stems(first.answer)) & set(_stems(second.answer)))
     verdict = "Yes" if same else "No"
     return replace(first, answer=verdict, detail=f"{a}: {first.answer}; {b}: {second.answer}")
+
+
+def _end_of(words: list[str], sentence: str) -> int | None:
+    """Where the words (folded) end in the sentence, as written there: "Gare de La
+    Roche-sur- Yon" holds "Gare De La Roche-Sur-Yon"; None when it does not hold them."""
+    tokens = _tokens(sentence)
+    folded = [fold(token) for token, _, _ in tokens]
+    for i in range(len(folded) - len(words) + 1):
+        if folded[i : i + len(words)] == words:
+            return tokens[i + len(words) - 1][2]
+    return None
+
+
+def _country_of(option: str, candidates: Sequence[tuple[str, str]], known: Callable[[str], bool]) -> Statement | None:
+    """Where a place is, as its defining sentence ends its location ("a village in the
+    Central District of Chadegan County, Isfahan Province, Iran."; "an island in St.
+    Petersburg, Russia, bordered by ..."): the last name of that phrase, the country."""
+    words = [fold(token) for token, _, _ in _tokens(option)]
+    about = [(s, c, end) for s, c in candidates if words and (end := _end_of(words, s)) is not None]
+    if not about:
+        return None
+    # The sentence that names the place first is the one defining it (a title line alone says nothing).
+    for sentence, citation, end in sorted(about, key=lambda item: item[2]):
+        rest = sentence[end:]
+        where = re.search(r"\b(?:in|at|near|serving)\b", rest)
+        rest = rest[where.start() :] if where else rest
+        # ", bordered by ...": the location is over; ", western France" goes on.
+        ended = re.search(r",\s+(?!in\b|the\b|near\b|(?:north|south|east|west|central)[a-z-]*\b)[a-z]", rest)
+        rest = rest[: ended.start()] if ended else rest
+        runs = [run for run in _name_runs(rest, _tokens(rest), known) if fold(run.text) not in fold(option)]
+        if runs:
+            return Statement(runs[-1].text, Support(sentence, citation))
+    return None
 
 
 def expected_kind(question: str) -> str | None:

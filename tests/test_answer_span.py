@@ -266,3 +266,24 @@ def test_who_lived_longer_is_answered_from_each_ones_years_of_birth_and_death():
         "November 8, 1913 to March 28, 2003, against Pamela Ann Rymer: January 16, 1941 to September 21, 2011"
         in statement.line()
     )
+
+
+def test_places_located_in_the_same_country_are_compared_by_the_last_name_of_where_they_are():
+    sentences = [
+        *DISTRACTORS,
+        "Marufabad is a village in the Central District of Chadegan County, Isfahan Province, Iran.",
+        "Nasamkhrali is a village in the Telavi district of Georgia.",
+        "Vasilyevsky Island is an island in St. Petersburg, Russia, bordered by the Neva River in the south.",
+        "Preobrazheniya Island, meaning 'Transfiguration Island', is an island in the Laptev Sea, Russia.",
+    ]
+    candidates = [(sentence, f"Sources ({number})") for number, sentence in enumerate(sentences)]
+
+    def verdict(question):
+        [statement] = state_answers(question, candidates, RelevanceScorer(question, sentences))
+        return statement.answer, statement.detail
+
+    assert verdict("Are Marufabad and Nasamkhrali both located in the same country?") == (
+        "No",
+        "Marufabad: Iran; Nasamkhrali: Georgia",
+    )
+    assert verdict("Are Vasilyevsky Island and Preobrazheniya Island located in the same country?")[0] == "Yes"
