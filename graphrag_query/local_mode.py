@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from graphrag_assets.core.claims import CLAIM_HEADER, CLAIM_ORDER, CLAIM_SHARE, claim_line
-from graphrag_assets.core.graph import is_cooccurrence_description
+from graphrag_common.relationships import is_cooccurrence_description
 from graphrag_common.tokens import count_tokens
 
 from .context import citations_for, pack
