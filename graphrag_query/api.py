@@ -21,29 +21,29 @@ def _reader(database: str | None, corpus: str, reader: IndexReader | None) -> In
 
 
 def _prepare_mode(
-    search: ModeSearch, question: str, reader: IndexReader, writer: Writer, options: dict
+    definition: ModeSearch, question: str, reader: IndexReader, writer: Writer, options: dict
 ) -> PreparedSearch:
     """The mode's search prepared with those of ``options`` (named as the API names them:
     ``budget`` for the mode's own budget field) that the mode has; the others keep the
     defaults of its settings."""
-    fields = [field.name for field in dataclasses.fields(search.settings)]
-    settings = {name: options[_option(search, name)] for name in fields if _option(search, name) in options}
-    inputs = {name: options[name] for name in search.inputs if name in options}
-    return search.prepare(question, reader, search.settings(**settings), writer, **inputs)
+    fields = [field.name for field in dataclasses.fields(definition.settings)]
+    settings = {name: options[_option(definition, name)] for name in fields if _option(definition, name) in options}
+    inputs = {name: options[name] for name in definition.inputs if name in options}
+    return definition.prepare(question, reader, definition.settings(**settings), writer, **inputs)
 
 
-def _option(search: ModeSearch, field: str) -> str:
-    return "budget" if field == search.budget else field
+def _option(definition: ModeSearch, field: str) -> str:
+    return "budget" if field == definition.budget else field
 
 
 def _public_search(mode: Mode):
     """``<mode>_search(question, *, use_llm, database, corpus, <its settings>, <its
     inputs>, reader)``: the mode's settings as keyword options, with their defaults."""
-    search = mode.search()
+    definition = mode.load()
     keyword = inspect.Parameter.KEYWORD_ONLY
     settings = [
-        inspect.Parameter(_option(search, field.name), keyword, default=field.default, annotation=field.type)
-        for field in dataclasses.fields(search.settings)
+        inspect.Parameter(_option(definition, field.name), keyword, default=field.default, annotation=field.type)
+        for field in dataclasses.fields(definition.settings)
     ]
     signature = inspect.Signature(
         [
@@ -52,7 +52,7 @@ def _public_search(mode: Mode):
             inspect.Parameter("database", keyword, default=None, annotation="str | None"),
             inspect.Parameter("corpus", keyword, default="default", annotation="str"),
             *settings,
-            *(inspect.Parameter(name, keyword, default=None) for name in search.inputs),
+            *(inspect.Parameter(name, keyword, default=None) for name in definition.inputs),
             inspect.Parameter("reader", keyword, default=None, annotation="IndexReader | None"),
         ],
         return_annotation="SearchResult",
@@ -65,14 +65,14 @@ def _public_search(mode: Mode):
         reader = _reader(given["database"], given["corpus"], given["reader"])
         writer = choose_writer(given["use_llm"], reader)
         with calls_logged_on_failure(writer.llm, mode.name):
-            prepared = _prepare_mode(search, given["question"], reader, writer, given)
+            prepared = _prepare_mode(definition, given["question"], reader, writer, given)
         return prepared.finish()
 
     mode_search.__name__ = mode_search.__qualname__ = f"{mode.name}_search"
     mode_search.__signature__ = signature  # type: ignore[attr-defined]
     mode_search.__doc__ = (
         f"{mode.name.capitalize()} search: {mode.summary}. The options are the fields of "
-        f"``{search.settings.__name__}`` (``budget``: its ``{search.budget}``)."
+        f"``{definition.settings.__name__}`` (``budget``: its ``{definition.budget}``)."
     )
     return mode_search
 
@@ -122,7 +122,7 @@ def _prepare(
     } | ({} if budget is None else {"budget": budget})
     writer = choose_writer(use_llm, reader)
     with calls_logged_on_failure(writer.llm, method):
-        prepared = _prepare_mode(MODES[method].search(), question, reader, writer, options)
+        prepared = _prepare_mode(MODES[method].load(), question, reader, writer, options)
     prepared.result.route_reason = reason
     return prepared
 

@@ -30,7 +30,8 @@ class Mode:
     module: str
     summary: str  # what the mode answers from, for the help of the API and the command line
 
-    def search(self) -> ModeSearch:
+    def load(self) -> ModeSearch:
+        """The mode module's ``MODE`` (importing the module)."""
         return importlib.import_module(self.module).MODE
 
 
