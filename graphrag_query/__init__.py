@@ -10,9 +10,12 @@ Imports no Dagster. Reads the published snapshot of the index, so it works while
 indexer writes.
 """
 
-from .api import asearch, basic_search, drift_search, global_search, local_search, search, search_stream
+from .api import PUBLIC_SEARCHES, asearch, search, search_stream
 from .reader import IndexNotFound, IndexReader
 from .result import Citation, SearchResult, Usage
+
+# ``global_search``, ``local_search``, ...: one per registered mode (``modes.MODES``).
+globals().update(PUBLIC_SEARCHES)
 
 __all__ = [
     "Citation",
@@ -21,10 +24,7 @@ __all__ = [
     "SearchResult",
     "Usage",
     "asearch",
-    "basic_search",
-    "drift_search",
-    "global_search",
-    "local_search",
     "search",
     "search_stream",
+    *PUBLIC_SEARCHES,
 ]

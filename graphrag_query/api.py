@@ -3,188 +3,83 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 from collections.abc import AsyncIterator, Iterator
 
-from graphrag_assets.configuration import value_of
-
-from .basic_mode import BasicSettings, prepare_basic
-from .drift_mode import DriftSettings, prepare_drift
-from .global_mode import GlobalSettings, prepare_global
-from .local_mode import LocalSettings, Turn, prepare_local
+from .global_mode import GlobalSettings
+from .local_mode import Turn
+from .modes import MODES, Mode, ModeSearch
 from .reader import IndexReader
-from .result import PreparedSearch, SearchResult, calls_logged_on_failure
+from .result import RESPONSE_TYPE, PreparedSearch, SearchResult, calls_logged_on_failure
 from .router import route
-
-
-def _global(question, reader, options, llm, *, community_level, routed, **_) -> PreparedSearch:
-    budget = {"reduce_budget": options["budget"]} if "budget" in options else {}
-    # Routed (corpus-wide) questions use dynamic community selection.
-    settings = GlobalSettings(
-        community_level=community_level, dynamic=routed, response_type=options["response_type"], **budget
-    )
-    return prepare_global(question, reader, settings, llm=llm)
-
-
-def _local(question, reader, options, llm, *, history, **_) -> PreparedSearch:
-    return prepare_local(question, reader, LocalSettings(**options), history, llm=llm)
-
-
-def _drift(question, reader, options, llm, **_) -> PreparedSearch:
-    return prepare_drift(question, reader, DriftSettings(**options), llm=llm)
-
-
-def _basic(question, reader, options, llm, **_) -> PreparedSearch:
-    return prepare_basic(question, reader, BasicSettings(**options), llm=llm)
-
-
-# The query modes ``search`` (and ``graphrag-query --method``) know, by name: each builds
-# its context from the options every mode shares (response_type, budget when given).
-METHODS = {"global": _global, "local": _local, "drift": _drift, "basic": _basic}
+from .writer import Writer, choose_writer
 
 
 def _reader(database: str | None, corpus: str, reader: IndexReader | None) -> IndexReader:
     return reader or IndexReader(database, corpus)
 
 
-def _answer(method: str, use_llm: bool | None, reader: IndexReader, prepare) -> SearchResult:
-    """``prepare`` (the context, with ``_llm``'s model or offline), then the answer; the
-    calls of a search that fails on the way are logged as its own."""
-    llm = _llm(use_llm, reader)
-    with calls_logged_on_failure(llm, method):
-        prepared = prepare(llm)
-    return prepared.finish()
+def _prepare_mode(
+    definition: ModeSearch, question: str, reader: IndexReader, writer: Writer, options: dict
+) -> PreparedSearch:
+    """The mode's search prepared with those of ``options`` (named as the API names them:
+    ``budget`` for the mode's own budget field) that the mode has; the others keep the
+    defaults of its settings."""
+    fields = [field.name for field in dataclasses.fields(definition.settings)]
+    settings = {name: options[_option(definition, name)] for name in fields if _option(definition, name) in options}
+    inputs = {name: options[name] for name in definition.inputs if name in options}
+    return definition.prepare(question, reader, definition.settings(**settings), writer, **inputs)
 
 
-def _llm(use_llm: bool | None, reader: IndexReader):
-    """None: the LLM when GRAPHRAG_LLM_MODEL is configured, else offline; False: offline;
-    True: the LLM, or an error naming the missing setting. Its calls are logged beside
-    the reader's index."""
-    if use_llm is False:
-        return None
-    if use_llm is None and not value_of("GRAPHRAG_LLM_MODEL"):
-        # No model, no LLM (``LLMSettings.enabled``): offline without importing the
-        # settings, whose pydantic import is a large part of a cold query.
-        return None
-    from graphrag_assets.llm.settings import LLMSettings
-
-    settings = LLMSettings.from_env()
-    if not settings.enabled:
-        llm = None
-    else:
-        from .call_log import QueryCallLog
-        from .llm import QueryLLM  # imports the HTTP clients only when they will be used
-
-        llm = QueryLLM(settings, QueryCallLog(reader.database, reader.corpus))
-    if llm is None and use_llm:
-        raise ValueError(
-            "use_llm=True but no LLM is configured: set GRAPHRAG_LLM_MODEL and GRAPHRAG_LLM_BASE_URL or "
-            "GRAPHRAG_LLM_API_KEY"
-        )
-    return llm
+def _option(definition: ModeSearch, field: str) -> str:
+    return "budget" if field == definition.budget else field
 
 
-def global_search(
-    question: str,
-    *,
-    use_llm: bool | None = None,
-    database: str | None = None,
-    corpus: str = "default",
-    community_level: int = 2,
-    dynamic: bool = False,
-    map_budget: int = 12_000,
-    budget: int = 12_000,
-    response_type: str = "multiple paragraphs",
-    allow_general_knowledge: bool = False,
-    reader: IndexReader | None = None,
-) -> SearchResult:
-    """``budget``: tokens of the context the answer is written from (the reduce step's
-    points and their source text); ``map_budget``: tokens of reports per map batch."""
-    settings = GlobalSettings(
-        community_level=community_level,
-        dynamic=dynamic,
-        map_budget=map_budget,
-        reduce_budget=budget,
-        response_type=response_type,
-        allow_general_knowledge=allow_general_knowledge,
-    )
-    reader = _reader(database, corpus, reader)
-    return _answer("global", use_llm, reader, lambda llm: prepare_global(question, reader, settings, llm=llm))
-
-
-def local_search(
-    question: str,
-    *,
-    use_llm: bool | None = None,
-    database: str | None = None,
-    corpus: str = "default",
-    budget: int = LocalSettings.budget,
-    # One set of defaults: LocalSettings's (search() uses them too).
-    text_unit_share: float = LocalSettings.text_unit_share,
-    community_share: float = LocalSettings.community_share,
-    top_k_entities: int = LocalSettings.top_k_entities,
-    history: list[Turn] | None = None,
-    exclude_entities: list[str] | None = None,
-    response_type: str = "multiple paragraphs",
-    reader: IndexReader | None = None,
-) -> SearchResult:
-    settings = LocalSettings(
-        top_k_entities=top_k_entities,
-        budget=budget,
-        text_unit_share=text_unit_share,
-        community_share=community_share,
-        response_type=response_type,
-    )
-    reader = _reader(database, corpus, reader)
-    return _answer(
-        "local",
-        use_llm,
-        reader,
-        lambda llm: prepare_local(question, reader, settings, history, exclude_entities, llm=llm),
+def _public_search(mode: Mode):
+    """``<mode>_search(question, *, use_llm, database, corpus, <its settings>, <its
+    inputs>, reader)``: the mode's settings as keyword options, with their defaults."""
+    definition = mode.load()
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    settings = [
+        inspect.Parameter(_option(definition, field.name), keyword, default=field.default, annotation=field.type)
+        for field in dataclasses.fields(definition.settings)
+    ]
+    signature = inspect.Signature(
+        [
+            inspect.Parameter("question", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="str"),
+            inspect.Parameter("use_llm", keyword, default=None, annotation="bool | None"),
+            inspect.Parameter("database", keyword, default=None, annotation="str | None"),
+            inspect.Parameter("corpus", keyword, default="default", annotation="str"),
+            *settings,
+            *(inspect.Parameter(name, keyword, default=None) for name in definition.inputs),
+            inspect.Parameter("reader", keyword, default=None, annotation="IndexReader | None"),
+        ],
+        return_annotation="SearchResult",
     )
 
+    def mode_search(*args, **kwargs) -> SearchResult:
+        options = signature.bind(*args, **kwargs)
+        options.apply_defaults()
+        given = options.arguments
+        reader = _reader(given["database"], given["corpus"], given["reader"])
+        writer = choose_writer(given["use_llm"], reader)
+        with calls_logged_on_failure(writer.llm, mode.name):
+            prepared = _prepare_mode(definition, given["question"], reader, writer, given)
+        return prepared.finish()
 
-def drift_search(
-    question: str,
-    *,
-    use_llm: bool | None = None,
-    database: str | None = None,
-    corpus: str = "default",
-    depth: int = 3,
-    followups_per_round: int = 3,
-    primer_reports: int = 5,
-    budget: int = 8_000,
-    response_type: str = "multiple paragraphs",
-    reader: IndexReader | None = None,
-) -> SearchResult:
-    """``budget``: tokens of each follow-up's local context, and of the sources the
-    answer is finally written from."""
-    settings = DriftSettings(
-        primer_reports=primer_reports,
-        depth=depth,
-        followups_per_round=followups_per_round,
-        budget=budget,
-        response_type=response_type,
+    mode_search.__name__ = mode_search.__qualname__ = f"{mode.name}_search"
+    mode_search.__signature__ = signature  # type: ignore[attr-defined]
+    mode_search.__doc__ = (
+        f"{mode.name.capitalize()} search: {mode.summary}. The options are the fields of "
+        f"``{definition.settings.__name__}`` (``budget``: its ``{definition.budget}``)."
     )
-    reader = _reader(database, corpus, reader)
-    return _answer("drift", use_llm, reader, lambda llm: prepare_drift(question, reader, settings, llm=llm))
+    return mode_search
 
 
-def basic_search(
-    question: str,
-    *,
-    use_llm: bool | None = None,
-    database: str | None = None,
-    corpus: str = "default",
-    k: int | None = None,
-    budget: int = 12_000,
-    response_type: str = "multiple paragraphs",
-    reader: IndexReader | None = None,
-) -> SearchResult:
-    """``k``: the number of text units to answer from; None, as many as ``budget`` holds."""
-    reader = _reader(database, corpus, reader)
-    settings = BasicSettings(k=k, budget=budget, response_type=response_type)
-    return _answer("basic", use_llm, reader, lambda llm: prepare_basic(question, reader, settings, llm=llm))
+# ``global_search``, ``local_search``, ...: one per mode of the registry.
+PUBLIC_SEARCHES = {f"{name}_search": _public_search(mode) for name, mode in MODES.items()}
+globals().update(PUBLIC_SEARCHES)
 
 
 def search(
@@ -194,27 +89,16 @@ def search(
     database: str | None = None,
     corpus: str = "default",
     history: list[Turn] | None = None,
-    community_level: int = 2,
+    community_level: int = GlobalSettings.community_level,
     budget: int | None = None,
-    response_type: str = "multiple paragraphs",
+    response_type: str = RESPONSE_TYPE,
     use_llm: bool | None = None,
     reader: IndexReader | None = None,
 ) -> SearchResult:
     """Answer with the given method, or route automatically (``method="auto"``): the
     result's ``method`` and ``route_reason`` say which mode ran and why. ``budget``: the
     context tokens of the chosen mode (None: that mode's default)."""
-    return _prepare(
-        question,
-        method=method,
-        database=database,
-        corpus=corpus,
-        history=history,
-        community_level=community_level,
-        budget=budget,
-        response_type=response_type,
-        use_llm=use_llm,
-        reader=reader,
-    ).finish()
+    return _prepare(**locals()).finish()  # the arguments, as ``SearchStream`` binds them
 
 
 def _prepare(
@@ -226,20 +110,19 @@ def _prepare(
     reason = None
     if method == "auto":
         method, reason = route(question, reader)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)} or 'auto', got {method!r}")
-    options = {"response_type": response_type} | ({} if budget is None else {"budget": budget})
-    llm = _llm(use_llm, reader)
-    with calls_logged_on_failure(llm, method):
-        prepared = METHODS[method](
-            question,
-            reader,
-            options,
-            llm,
-            history=history,
-            community_level=community_level,
-            routed=reason is not None,
-        )
+    if method not in MODES:
+        raise ValueError(f"method must be one of {', '.join(MODES)} or 'auto', got {method!r}")
+    # The options every mode shares, given to each mode that has them; a routed
+    # (corpus-wide) question uses global search's dynamic community selection.
+    options = {
+        "response_type": response_type,
+        "community_level": community_level,
+        "dynamic": reason is not None,
+        "history": history,
+    } | ({} if budget is None else {"budget": budget})
+    writer = choose_writer(use_llm, reader)
+    with calls_logged_on_failure(writer.llm, method):
+        prepared = _prepare_mode(MODES[method].load(), question, reader, writer, options)
     prepared.result.route_reason = reason
     return prepared
 

@@ -10,10 +10,13 @@ from dataclasses import dataclass
 import polars as pl
 
 from .context import citations_for, pack
-from .extractive import Evidence, compose
+from .extractive import compose, source_evidence
+from .local_mode import ANSWER_PROMPT, answer_values
+from .modes import ModeSearch
 from .ranking import hybrid_ranking
 from .reader import IndexReader
-from .result import PreparedSearch, SearchResult, Usage
+from .result import RESPONSE_TYPE, PreparedSearch, SearchResult, Usage
+from .writer import Writer
 
 # Text units ranked per token of budget when no ``k`` is given: more than a budget of the
 # shortest units can hold, so the budget, not the ranking, is what ends the context.
@@ -24,7 +27,7 @@ CANDIDATES_PER_TOKEN = 1 / 40
 class BasicSettings:
     k: int | None = None  # None: as many text units as the budget holds
     budget: int = 12_000
-    response_type: str = "multiple paragraphs"
+    response_type: str = RESPONSE_TYPE
 
 
 def build_basic_context(question: str, reader: IndexReader, settings: BasicSettings) -> tuple[pl.DataFrame, str, int]:
@@ -38,27 +41,24 @@ def build_basic_context(question: str, reader: IndexReader, settings: BasicSetti
     return pack(units, lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "), settings.budget, "id|text")
 
 
-def prepare_basic(
-    question: str, reader: IndexReader, settings: BasicSettings = BasicSettings(), llm=None
-) -> PreparedSearch:
+def prepare_basic(question: str, reader: IndexReader, settings: BasicSettings, writer: Writer) -> PreparedSearch:
     started = time.perf_counter()
     kept, text, tokens = build_basic_context(question, reader, settings)
-    prompt, values = None, {}
-    if llm is not None:
-        from .local_mode import ANSWER_PROMPT, answer_values
-
-        prompt, values = ANSWER_PROMPT, answer_values(question, f"-----Sources-----\n{text}", settings.response_type)
-        answer, generated_by = "", llm.model
-    else:
-        evidence = [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in kept.iter_rows(named=True)]
-        answer, generated_by = compose(question, evidence), "extractive"
+    written = writer.answer(
+        ANSWER_PROMPT,
+        answer_values(question, f"-----Sources-----\n{text}", settings.response_type),
+        lambda: compose(question, source_evidence(kept)),
+    )
     result = SearchResult(
         question=question,
         method="basic",
-        answer=answer,
+        answer=written.answer,
         context={"sources": kept.select("id", "human_readable_id", "document_id", "rank", "text")},
         citations=citations_for(kept["id"].to_list(), reader.table("text_units"), reader.table("documents")),
         usage=Usage(context_tokens=tokens),
-        generated_by=generated_by,
+        generated_by=written.generated_by,
     )
-    return PreparedSearch(result, started, llm, prompt, values)
+    return PreparedSearch(result, started, writer.llm, written.prompt, written.values)
+
+
+MODE = ModeSearch(BasicSettings, prepare_basic)

@@ -7,6 +7,8 @@ import argparse
 import os
 import sys
 
+from .modes import MODES
+
 
 def main(argv: list[str] | None = None) -> int:
     """Answer the question of ``argv`` (None: the command line's). Run as the program
@@ -41,20 +43,22 @@ def _exit(status: int) -> None:
 def _answer(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="graphrag-query", description="Ask the GraphRAG index a question.")
     parser.add_argument("question")
-    # Checked by ``search`` against its registry of modes (importing it here would slow
-    # every call's start-up).
-    parser.add_argument("--method", default="auto", help="auto, global, local, drift or basic")
+    parser.add_argument(
+        "--method",
+        default="auto",
+        choices=["auto", *MODES],
+        help="auto: the mode the question calls for (its reason is printed); "
+        + "; ".join(f"{name}: {mode.summary}" for name, mode in MODES.items()),
+    )
     parser.add_argument("--budget", type=int, help="context tokens of the chosen mode (default: the mode's own)")
     parser.add_argument(
         "--community-level",
         type=int,
-        default=2,
         help="global search: the level of the community hierarchy whose reports are mapped, with the leaf "
-        "communities above it (default 2)",
+        "communities above it (default: global search's own)",
     )
     parser.add_argument(
         "--response-type",
-        default="multiple paragraphs",
         help="the form of the answer, e.g. 'a single sentence', 'a list of 3-7 points' (default: multiple paragraphs)",
     )
     parser.add_argument(
@@ -75,7 +79,7 @@ def _answer(argv: list[str] | None) -> int:
 
     from . import IndexNotFound, search, search_stream
 
-    options = dict(
+    given = dict(
         method=args.method,
         database=args.db,
         corpus=args.corpus,
@@ -84,6 +88,8 @@ def _answer(argv: list[str] | None) -> int:
         response_type=args.response_type,
         use_llm=False if args.offline else None,
     )
+    # An option not given keeps the default ``search`` declares.
+    options = {name: value for name, value in given.items() if value is not None}
     try:
         if args.json:
             print(search(args.question, **options).to_json())

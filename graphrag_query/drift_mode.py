@@ -10,17 +10,19 @@ best-connected entities the answers surfaced, ranked by relevance to the questio
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
 from .context import citations_for, pack
-from .extractive import Evidence, compose
-from .local_mode import LocalSettings, build_local_context, prepare_local
+from .extractive import Evidence, compose, source_evidence
+from .local_mode import LocalContext, LocalSettings, build_local_context, extractive_answer
+from .modes import ModeSearch
 from .ranking import report_ranking
 from .reader import IndexReader
 from .relevance import RelevanceScorer
-from .result import PreparedSearch, SearchResult, Usage
+from .result import RESPONSE_TYPE, PreparedSearch, SearchResult, Usage
+from .writer import DriftAnswer, Writer
 
 SOURCE_SCHEMA = {
     "id": pl.String,
@@ -39,32 +41,40 @@ class DriftSettings:
     followups_per_round: int = 3
     followups_per_answer: int = 3
     budget: int = 8_000  # each follow-up's local context, and the sources the answer reads
-    response_type: str = "multiple paragraphs"
+    response_type: str = RESPONSE_TYPE
 
     @property
     def local(self) -> LocalSettings:
         return LocalSettings(budget=self.budget)
 
 
-def _followups(
-    question: str, entity_ids: list[str], entities: pl.DataFrame, scorer: RelevanceScorer, asked: set[str], limit: int
-) -> list[dict]:
-    candidates = entities.filter(pl.col("id").is_in(entity_ids)).sort("degree", descending=True)
-    found = []
-    for entity in candidates.iter_rows(named=True):
-        if entity["title"].casefold() in question.casefold() or entity["id"] in asked:
-            continue
-        asked.add(entity["id"])
-        found.append(
-            {
-                "question": f"What role does {entity['title']} play with respect to: {question}",
-                "score": scorer.score(f"{entity['title']} {entity['description']}"),
-                "entity_id": entity["id"],
-            }
-        )
-        if len(found) == limit:
-            break
-    return found
+@dataclass
+class FollowupFinder:
+    """Follow-ups without a model: questions about the best-connected entities an answer
+    surfaced that the question does not name, each entity asked about once."""
+
+    question: str
+    entities: pl.DataFrame
+    scorer: RelevanceScorer
+    asked: set[str] = field(default_factory=set)
+
+    def about(self, entity_ids: list[str], limit: int) -> list[dict]:
+        candidates = self.entities.filter(pl.col("id").is_in(entity_ids)).sort("degree", descending=True)
+        found = []
+        for entity in candidates.iter_rows(named=True):
+            if entity["title"].casefold() in self.question.casefold() or entity["id"] in self.asked:
+                continue
+            self.asked.add(entity["id"])
+            found.append(
+                {
+                    "question": f"What role does {entity['title']} play with respect to: {self.question}",
+                    "score": self.scorer.score(f"{entity['title']} {entity['description']}"),
+                    "entity_id": entity["id"],
+                }
+            )
+            if len(found) == limit:
+                break
+        return found
 
 
 def _add_node(nodes: list[dict], followup: dict, depth: int, answer: str) -> int:
@@ -84,134 +94,100 @@ def _add_node(nodes: list[dict], followup: dict, depth: int, answer: str) -> int
     return node_id
 
 
-def prepare_drift(
-    question: str, reader: IndexReader, settings: DriftSettings = DriftSettings(), llm=None
-) -> PreparedSearch:
-    started = time.perf_counter()
-    reports = reader.table("community_reports")
-    entities = reader.table("entities")
-    communities = reader.table("communities")
-    scorer = RelevanceScorer.over(question, reader.report_search)
-
-    # Primer: the reports that best match the question (BM25, fused with vectors).
+def primer_reports(question: str, reader: IndexReader, settings: DriftSettings) -> pl.DataFrame:
+    """The reports that best match the question (BM25, fused with vectors), best first."""
     ranked = pl.DataFrame(
         {"id": report_ranking(question, reader, settings.primer_reports)}, schema={"id": pl.String}
     ).with_row_index("rank")
-    primer = ranked.join(
-        reports.select(pl.col("id"), "community", "title", "summary", "findings", "full_content"), on="id"
-    ).sort("rank")
-    primer_evidence = [Evidence(r["full_content"], f"Reports ({r['community']})") for r in primer.iter_rows(named=True)]
-    asked: set[str] = set()
-    if llm is not None:
-        from .llm import DriftStep
+    reports = reader.table("community_reports")
+    return ranked.join(reports.select("id", "community", "title", "summary", "findings", "full_content"), on="id").sort(
+        "rank"
+    )
 
-        context = "-----Reports-----\n" + "\n".join(
-            f"{r['community']}|{r['title']}|{r['full_content']}".replace("\n", " ")
-            for r in primer.iter_rows(named=True)
-        )
-        step = llm.ask(
-            "drift_step",
-            DriftStep,
-            question=question,
-            original=question,
-            followups=settings.followups_per_round * 2,
-            context=context,
-        )
-        intermediate = step.answer
-        queue = [
-            {"question": q, "score": step.score, "parent": 0}
-            for q in step.follow_up_queries[: settings.followups_per_round * 2]
-        ]
-    else:
-        intermediate = compose(question, primer_evidence, limit=4)
-        primer_entities = (
-            communities.filter(pl.col("community").is_in(primer["community"].implode()))["entity_ids"]
-            .explode()
-            .drop_nulls()
-            .to_list()
-        )
-        queue = [
-            f | {"parent": 0}
-            for f in _followups(question, primer_entities, entities, scorer, asked, settings.followups_per_round * 2)
-        ]
-    nodes = [{"id": 0, "parent": None, "depth": 0, "question": question, "score": 100, "answer": intermediate}]
 
+def answer_primer(
+    question: str, primer: pl.DataFrame, reader: IndexReader, settings: DriftSettings, writer: Writer, finder
+) -> DriftAnswer:
+    """The intermediate answer from the primer's reports and its follow-ups (without a
+    model: the primer quoted, follow-ups about the best-connected entities of its
+    communities)."""
+    limit = settings.followups_per_round * 2
+    context = "-----Reports-----\n" + "\n".join(
+        f"{r['community']}|{r['title']}|{r['full_content']}".replace("\n", " ") for r in primer.iter_rows(named=True)
+    )
+
+    def extract() -> DriftAnswer:
+        communities = reader.table("communities").filter(pl.col("community").is_in(primer["community"].implode()))
+        members = communities["entity_ids"].explode().drop_nulls().to_list()
+        return DriftAnswer(compose(question, report_evidence(primer), limit=4), finder.about(members, limit))
+
+    return writer.drift_primer(question, context, limit, extract)
+
+
+def report_evidence(primer: pl.DataFrame) -> list[Evidence]:
+    return [Evidence(r["full_content"], f"Reports ({r['community']})") for r in primer.iter_rows(named=True)]
+
+
+def answer_round(
+    question: str, current: list[dict], reader: IndexReader, settings: DriftSettings, writer: Writer, finder
+) -> list[tuple[LocalContext, DriftAnswer]]:
+    """Each follow-up of the round with its local context and its answer (without a
+    model: local search's extractive answer, follow-ups about the context's entities)."""
+    asked = [f["question"] for f in current]
+    built = [build_local_context(q, reader, settings.local) for q in asked]
+
+    def extract() -> list[DriftAnswer]:
+        return [
+            DriftAnswer(
+                extractive_answer(q, local, reader),
+                finder.about(local.entities["id"].to_list(), settings.followups_per_answer),
+            )
+            for q, local in zip(asked, built)
+        ]
+
+    return list(zip(built, writer.drift_steps(question, asked, built, settings.followups_per_answer, extract)))
+
+
+TREE_SCHEMA = {
+    "id": pl.Int64,
+    "parent": pl.Int64,
+    "depth": pl.Int64,
+    "question": pl.String,
+    "score": pl.Int64,
+    "answer": pl.String,
+}
+
+
+def prepare_drift(question: str, reader: IndexReader, settings: DriftSettings, writer: Writer) -> PreparedSearch:
+    started = time.perf_counter()
+    finder = FollowupFinder(question, reader.table("entities"), RelevanceScorer.over(question, reader.report_search))
+    primer = primer_reports(question, reader, settings)
+    first = answer_primer(question, primer, reader, settings, writer, finder)
+    queue = [f | {"parent": 0} for f in first.followups]
+    nodes = [{"id": 0, "parent": None, "depth": 0, "question": question, "score": 100, "answer": first.answer}]
     sources: list[pl.DataFrame] = []
-    evidence = list(primer_evidence)
+    evidence = report_evidence(primer)
     local_tokens = 0
     for depth in range(1, settings.depth + 1):
         queue.sort(key=lambda f: -f["score"])
         current, queue = queue[: settings.followups_per_round], queue[settings.followups_per_round :]
         if not current:
             break
-        if llm is not None:
-            from .llm import DriftStep
-
-            built = [build_local_context(f["question"], reader, settings.local) for f in current]
-            steps = llm.ask_many(
-                "drift_step",
-                DriftStep,
-                [
-                    {
-                        "question": f["question"],
-                        "original": question,
-                        "followups": settings.followups_per_answer,
-                        "context": b.text,
-                    }
-                    for f, b in zip(current, built)
-                ],
-            )
-            for followup, local, step in zip(current, built, steps):
-                local_tokens += local.tokens
-                node_id = _add_node(nodes, followup, depth, step.answer)
-                sources.append(local.sources.select(*SOURCE_COLUMNS))
-                known = {n["question"] for n in nodes} | {f["question"] for f in queue}
-                fresh = [q for q in dict.fromkeys(step.follow_up_queries) if q not in known]  # never ask twice
-                queue.extend(
-                    {"question": q, "score": step.score, "parent": node_id}
-                    for q in fresh[: settings.followups_per_answer]
-                )
-            continue
-        for followup in current:
-            result = prepare_local(followup["question"], reader, settings.local).finish()
-            local_tokens += result.usage.context_tokens
-            node_id = _add_node(nodes, followup, depth, result.answer)
-            sources.append(result.context["sources"].select(*SOURCE_COLUMNS))
-            evidence += [
-                Evidence(u["text"], f"Sources ({u['human_readable_id']})")
-                for u in result.context["sources"].iter_rows(named=True)
-            ]
-            new = _followups(
-                question,
-                result.context["entities"]["id"].to_list(),
-                entities,
-                scorer,
-                asked,
-                settings.followups_per_answer,
-            )
-            queue.extend(f | {"parent": node_id} for f in new)
-
-    prompt, values = None, {}
-    if llm is not None:
-        answers = "\n\n".join(f"Q: {n['question']}\nA: {n['answer']}" for n in nodes)
-        prompt, values = (
-            "drift_reduce",
-            {"question": question, "context": answers, "response_type": settings.response_type},
-        )
-        answer, generated_by = "", llm.model
-    else:
-        answer, generated_by = compose(question, evidence, limit=8, graph=reader.mention_graph), "extractive"
-    tree = pl.DataFrame(
-        nodes,
-        schema={
-            "id": pl.Int64,
-            "parent": pl.Int64,
-            "depth": pl.Int64,
-            "question": pl.String,
-            "score": pl.Int64,
-            "answer": pl.String,
-        },
+        for followup, (local, step) in zip(current, answer_round(question, current, reader, settings, writer, finder)):
+            local_tokens += local.tokens
+            node_id = _add_node(nodes, followup, depth, step.answer)
+            sources.append(local.sources.select(*SOURCE_COLUMNS))
+            evidence += source_evidence(local.sources)
+            known = {n["question"] for n in nodes} | {f["question"] for f in queue}
+            fresh = [f for f in step.followups if f["question"] not in known]  # never ask twice
+            queue.extend(f | {"parent": node_id} for f in fresh[: settings.followups_per_answer])
+    answers = "\n\n".join(f"Q: {n['question']}\nA: {n['answer']}" for n in nodes)
+    written = writer.answer(
+        "drift_reduce",
+        {"question": question, "context": answers, "response_type": settings.response_type},
+        lambda: compose(question, evidence, limit=8, graph=reader.mention_graph),
     )
+    tree = pl.DataFrame(nodes, schema=TREE_SCHEMA)
     # The answer reads every step's best sources first (each step's rank 1, then rank 2...).
     found = pl.concat(sources).sort("rank", maintain_order=True).unique("id", maintain_order=True) if sources else None
     used, _, used_tokens = pack(
@@ -223,15 +199,18 @@ def prepare_drift(
     result = SearchResult(
         question=question,
         method="drift",
-        answer=answer,
+        answer=written.answer,
         context={"tree": tree, "reports": primer.select("community", "title", "summary", "rank"), "sources": used},
         citations=citations_for(used["id"].to_list(), reader.table("text_units"), reader.table("documents")),
         usage=Usage(context_tokens=local_tokens),
-        generated_by=generated_by,
+        generated_by=written.generated_by,
         details={
             "open_followups": len(queue),
             "depth_reached": int(tree["depth"].max() or 0),
             "answer_context_tokens": used_tokens,
         },
     )
-    return PreparedSearch(result, started, llm, prompt, values)
+    return PreparedSearch(result, started, writer.llm, written.prompt, written.values)
+
+
+MODE = ModeSearch(DriftSettings, prepare_drift)

@@ -22,7 +22,8 @@ from graphrag_assets.core.evaluation import (
     share,
 )
 
-from .api import METHODS, search
+from .api import search
+from .modes import MODES
 from .reader import IndexReader
 from .result import EXTRACTIVE_LABEL, NO_DATA_ANSWER, SearchResult
 
@@ -32,9 +33,9 @@ EVALUATED_MODES = ("basic", "local", "global", "drift")
 def parse_modes(text: str) -> tuple[str, ...]:
     """Comma-separated mode names (``auto`` included), checked against the query modes."""
     modes = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
-    unknown = [mode for mode in modes if mode not in METHODS and mode != "auto"]
+    unknown = [mode for mode in modes if mode not in MODES and mode != "auto"]
     if unknown or not modes:
-        raise ValueError(f"modes must be among {', '.join([*METHODS, 'auto'])}, got {text!r}")
+        raise ValueError(f"modes must be among {', '.join([*MODES, 'auto'])}, got {text!r}")
     return modes
 
 

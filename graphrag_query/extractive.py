@@ -23,6 +23,12 @@ class Evidence:
     citation: str  # e.g. "Sources (12)" or "Reports (3)"
 
 
+def source_evidence(units) -> list[Evidence]:
+    """Each text unit of a context (a frame with ``text`` and ``human_readable_id``) as
+    evidence cited by its number."""
+    return [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in units.iter_rows(named=True)]
+
+
 def _clean(sentence: str) -> str:
     sentence = re.sub(r"\s*\[Data:[^\]]*\]", "", sentence)
     return re.sub(r"\s+", " ", sentence).strip()

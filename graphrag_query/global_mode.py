@@ -24,10 +24,12 @@ from graphrag_common.tokens import count_tokens
 
 from .context import citations_for, pack
 from .extractive import _clean
+from .modes import ModeSearch
 from .ranking import GraphRanking, rank_by_graph
 from .reader import IndexReader
 from .relevance import RelevanceScorer, terms
-from .result import EXTRACTIVE_LABEL, NO_DATA_ANSWER, PreparedSearch, SearchResult, Usage
+from .result import EXTRACTIVE_LABEL, NO_DATA_ANSWER, RESPONSE_TYPE, PreparedSearch, SearchResult, Usage
+from .writer import Writer, Written
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,7 @@ class GlobalSettings:
     # Share of the reduce budget kept for source text (the text units behind the reports
     # that made the points): reports summarise, the answer should still read the evidence.
     evidence_share: float = 0.5
-    response_type: str = "multiple paragraphs"
+    response_type: str = RESPONSE_TYPE
     allow_general_knowledge: bool = False
 
 
@@ -253,25 +255,97 @@ def offline_map(
     return points
 
 
-def _model_ratings(llm, question: str):
-    """Rates a level's reports with the model, all at once."""
-    from .llm import Rating
+def extractive_points(
+    question: str, scorer: RelevanceScorer, reader: IndexReader, batches: list[tuple[pl.DataFrame, str, int]]
+) -> list[dict]:
+    """The map without a model: ``offline_map`` over each batch."""
+    # A report sharing no term with the question yields no point (every sentence would
+    # score 0): skip it, unless the question is about the whole corpus.
+    search = reader.report_search
+    sharing = [i for i, score in zip(search.ids, search.bm25.scores(question)) if score > 0]
+    points: list[dict] = []
+    for number, (batch, _, _) in enumerate(batches, start=1):
+        mapped = batch if scorer.generic else batch.filter(pl.col("id").is_in(sharing))
+        points.extend(offline_map(scorer, mapped, number, report_sentences(reader)))
+    if not points and scorer.asks_overview:
+        # An overview whose other words no report sentence answers ("the top themes in
+        # this tale"): the reports' own leading findings, by importance, rather than a
+        # refusal; the answer says which words no report contains.
+        for number, (batch, _, _) in enumerate(batches, start=1):
+            points.extend(offline_map(scorer, batch, number, {}, by_importance=True))
+    return points
 
-    def rate_level(rows: list[dict]) -> list[int]:
-        answers = llm.ask_many(
-            "rate_community", Rating, [{"question": question, "report": r["full_content"]} for r in rows]
-        )
-        return [a.rating for a in answers]
 
-    return rate_level
+def extractive_answer(
+    reader: IndexReader, scorer: RelevanceScorer, kept: pl.DataFrame, settings: GlobalSettings
+) -> str:
+    """The best points quoted, each with its report."""
+    lines = [EXTRACTIVE_LABEL]
+    # Said, not hidden: the points answer the rest of the question, not these words.
+    unmatched = [t for t, n in reader.report_search.bm25.document_frequencies(scorer.question_terms).items() if n == 0]
+    if unmatched:
+        lines.append("No community report contains: " + ", ".join(f'"{t}"' for t in unmatched) + ".")
+    for point in kept.head(settings.max_answer_points).iter_rows(named=True):
+        lines.append(f"- {point['description']} [Data: Reports ({point['community']})]")
+    return "\n".join(lines)
 
 
-def prepare_global(
-    question: str, reader: IndexReader, settings: GlobalSettings = GlobalSettings(), llm=None
-) -> PreparedSearch:
-    """``llm``: a ``graphrag_query.llm.QueryLLM`` for model-written map points, ratings and
-    answer; None for the offline, extractive path. The map steps run here, the reduce is
-    left to the ``PreparedSearch``."""
+POINTS_SCHEMA = {"batch": pl.Int64, "community": pl.Int64, "score": pl.Int64, "description": pl.String}
+
+
+@dataclass(frozen=True)
+class ReduceContext:
+    """What the answer is written from: the points kept, the source text behind them."""
+
+    points: pl.DataFrame
+    sources: pl.DataFrame
+    text: str
+    tokens: int
+
+
+def reduce_context(
+    points: list[dict], reports: pl.DataFrame, walk, reader: IndexReader, settings: GlobalSettings
+) -> ReduceContext:
+    """The best distinct points in their share of the reduce budget, then the text units
+    behind the reports that made them (all mapped reports when a point names none) in
+    the rest."""
+    ranked = (
+        pl.DataFrame(points, schema=POINTS_SCHEMA)
+        .sort(["score", "batch", "community"], descending=[True, False, False])
+        .unique("description", keep="first", maintain_order=True)
+    )
+    kept, points_text, points_tokens = pack(
+        ranked,
+        lambda p: f"Importance Score: {p['score']}\n{p['description']}",
+        int(settings.reduce_budget * (1 - settings.evidence_share)),
+        "----Analyst points----",
+    )
+    cited = kept["community"].drop_nulls().unique().to_list() or reports["community"].to_list()
+    sources, sources_text, sources_tokens = pack(
+        evidence_units(walk(), reader, cited) if not kept.is_empty() else pl.DataFrame(schema=EVIDENCE_SCHEMA),
+        lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "),
+        settings.reduce_budget - points_tokens,
+        "----Sources----\nid|text",
+    )
+    text = "\n\n".join(text for text in (points_text, sources_text) if text)
+    return ReduceContext(kept, sources, text, points_tokens + sources_tokens)
+
+
+def reduce_values(question: str, reduced: ReduceContext, settings: GlobalSettings) -> dict:
+    """The values of the ``global_reduce`` prompt."""
+    return {
+        "question": question,
+        "context": reduced.text,
+        "response_type": settings.response_type,
+        "general_knowledge": "Do not add knowledge from outside the points."
+        if not settings.allow_general_knowledge
+        else "You may add general knowledge, marked as such.",
+    }
+
+
+def prepare_global(question: str, reader: IndexReader, settings: GlobalSettings, writer: Writer) -> PreparedSearch:
+    """The map steps (and, with dynamic selection, the ratings) by ``writer``; the reduce
+    is left to the ``PreparedSearch``."""
     started = time.perf_counter()
     all_reports = reader.table("community_reports")
     scorer = RelevanceScorer.over(question, reader.report_search)
@@ -285,112 +359,49 @@ def prepare_global(
     level_reports = reports_at_level(all_reports, settings.community_level)
     details: dict = {"reports_at_level": level_reports.height}
     if settings.dynamic:
-        rate_level = (
-            _model_ratings(llm, question) if llm is not None else offline_ratings(question, scorer, reader, walk())
-        )
+        rate_level = writer.report_ratings(question, lambda: offline_ratings(question, scorer, reader, walk()))
         reports, ratings = select_dynamically(all_reports, settings, rate_level)
         details |= {"reports_rated": ratings.height, "reports_selected": reports.height}
     else:
         reports, ratings = level_reports, None
     batches = map_batches(reports, settings, report_row_tokens(reader))
-    points: list[dict] = []
-    if llm is not None:
-        from .llm import MapResult
-
-        answers = llm.ask_many(
-            "global_map", MapResult, [{"question": question, "context": text} for _, text, _ in batches]
-        )
-        for number, answer in enumerate(answers, start=1):
-            points += [
-                {"batch": number, "community": None, "score": p.score, "description": p.description}
-                for p in answer.points
-                if p.score > 0
-            ]
-    else:
-        # A report sharing no term with the question yields no point (every sentence would
-        # score 0): skip it, unless the question is about the whole corpus.
-        search = reader.report_search
-        sharing = [i for i, score in zip(search.ids, search.bm25.scores(question)) if score > 0]
-        for number, (batch, _, _) in enumerate(batches, start=1):
-            mapped = batch if scorer.generic else batch.filter(pl.col("id").is_in(sharing))
-            points.extend(offline_map(scorer, mapped, number, report_sentences(reader)))
-        if not points and scorer.asks_overview:
-            # An overview whose other words no report sentence answers ("the top themes in
-            # this tale"): the reports' own leading findings, by importance, rather than a
-            # refusal; the answer says which words no report contains.
-            for number, (batch, _, _) in enumerate(batches, start=1):
-                points.extend(offline_map(scorer, batch, number, {}, by_importance=True))
-    points_frame = pl.DataFrame(
-        points, schema={"batch": pl.Int64, "community": pl.Int64, "score": pl.Int64, "description": pl.String}
-    )
-    points_frame = points_frame.sort(["score", "batch", "community"], descending=[True, False, False]).unique(
-        "description", keep="first", maintain_order=True
-    )
-    reduce_header = "----Analyst points----"
-    kept, points_text, points_tokens = pack(
-        points_frame,
-        lambda p: f"Importance Score: {p['score']}\n{p['description']}",
-        int(settings.reduce_budget * (1 - settings.evidence_share)),
-        reduce_header,
-    )
-    cited = kept["community"].drop_nulls().unique().to_list() or reports["community"].to_list()
-    sources, sources_text, sources_tokens = pack(
-        evidence_units(walk(), reader, cited) if not kept.is_empty() else pl.DataFrame(schema=EVIDENCE_SCHEMA),
-        lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "),
-        settings.reduce_budget - points_tokens,
-        "----Sources----\nid|text",
-    )
-    reduce_text = "\n\n".join(text for text in (points_text, sources_text) if text)
-    reduce_tokens = points_tokens + sources_tokens
+    points = writer.map_points(question, batches, lambda: extractive_points(question, scorer, reader, batches))
+    reduced = reduce_context(points, reports, walk, reader, settings)
+    kept = reduced.points
     # Distinct reports any step read: with dynamic selection the rated ones (the mapped
     # ones are among them), otherwise those mapped.
     details |= {"map_batches": len(batches), "reports_read": ratings.height if ratings is not None else reports.height}
-    generated_by, prompt, values = "extractive", None, {}
-    if kept.is_empty():
-        answer = NO_DATA_ANSWER
-    elif llm is not None:
-        prompt, values = (
+    written = (
+        Written(NO_DATA_ANSWER, "extractive")
+        if kept.is_empty()
+        else writer.answer(
             "global_reduce",
-            {
-                "question": question,
-                "context": reduce_text,
-                "response_type": settings.response_type,
-                "general_knowledge": "Do not add knowledge from outside the points."
-                if not settings.allow_general_knowledge
-                else "You may add general knowledge, marked as such.",
-            },
+            reduce_values(question, reduced, settings),
+            lambda: extractive_answer(reader, scorer, kept, settings),
         )
-        answer, generated_by = "", llm.model
-    else:
-        lines = [EXTRACTIVE_LABEL]
-        # Said, not hidden: the points answer the rest of the question, not these words.
-        unmatched = [
-            t for t, n in reader.report_search.bm25.document_frequencies(scorer.question_terms).items() if n == 0
-        ]
-        if unmatched:
-            lines.append("No community report contains: " + ", ".join(f'"{t}"' for t in unmatched) + ".")
-        for point in kept.head(settings.max_answer_points).iter_rows(named=True):
-            lines.append(f"- {point['description']} [Data: Reports ({point['community']})]")
-        answer = "\n".join(lines)
+    )
     context_reports = reports.select("community", "level", "title", "rank", "summary").with_columns(
         pl.col("community").is_in(kept["community"].drop_nulls().implode()).alias("cited")
     )
-    context = {"reports": context_reports, "points": kept, "sources": sources}
+    context = {"reports": context_reports, "points": kept, "sources": reduced.sources}
     if ratings is not None:
         context["ratings"] = ratings
     result = SearchResult(
         question=question,
         method="global",
-        answer=answer,
+        answer=written.answer,
         context=context,
-        usage=Usage(context_tokens=sum(t for _, _, t in batches) + reduce_tokens),
-        generated_by=generated_by,
-        citations=citations_for(sources["id"].to_list(), reader.table("text_units"), reader.table("documents")),
+        usage=Usage(context_tokens=sum(t for _, _, t in batches) + reduced.tokens),
+        generated_by=written.generated_by,
+        citations=citations_for(reduced.sources["id"].to_list(), reader.table("text_units"), reader.table("documents")),
         details=details
         | {
             "map_batch_tokens": [t for _, _, t in batches],
-            "reduce_tokens": reduce_tokens,
-            "reduce_context": reduce_text,
+            "reduce_tokens": reduced.tokens,
+            "reduce_context": reduced.text,
         },
     )
-    return PreparedSearch(result, started, llm, prompt, values)
+    return PreparedSearch(result, started, writer.llm, written.prompt, written.values)
+
+
+MODE = ModeSearch(GlobalSettings, prepare_global, budget="reduce_budget")

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import AsyncIterator, Coroutine, Iterator
+from pathlib import Path
 from typing import Annotated, Any
 
 import duckdb
@@ -24,6 +25,9 @@ from graphrag_assets.llm.settings import LLMSettings
 from graphrag_assets.llm.usage import UsageByStage
 
 from .call_log import QueryCallLog
+
+# The query side's prompts, beside its code (GRAPHRAG_PROMPTS_DIR, when set, holds every prompt).
+QUERY_PROMPTS = Path(__file__).resolve().parent / "prompts"
 
 
 class MapPoint(BaseModel):
@@ -75,7 +79,7 @@ class QueryLLM:
         return self.settings.model_for("query")
 
     def ask_many(self, prompt_name: str, response_model: type[BaseModel], values: list[dict]) -> list[BaseModel]:
-        prompt = load_prompt(prompt_name)
+        prompt = load_prompt(prompt_name, QUERY_PROMPTS)
 
         async def run():
             async with LLMClient(self.settings, self.cache, self.usage) as client:
@@ -95,7 +99,7 @@ class QueryLLM:
 
     async def astream(self, prompt_name: str, **values) -> AsyncIterator[str]:
         """The model's plain-text answer to the prompt, piece by piece as it is written."""
-        prompt = load_prompt(prompt_name)
+        prompt = load_prompt(prompt_name, QUERY_PROMPTS)
         async with LLMClient(self.settings, self.cache, self.usage) as client:
             async with contextlib.aclosing(
                 client.stream_text("query", prompt.version, [{"role": "user", "content": prompt.render(**values)}])

@@ -20,14 +20,16 @@ from dataclasses import dataclass
 import polars as pl
 
 from graphrag_assets.core.claims import CLAIM_HEADER, CLAIM_ORDER, CLAIM_SHARE, claim_line
-from graphrag_assets.core.graph import is_cooccurrence_description
+from graphrag_common.relationships import is_cooccurrence_description
 from graphrag_common.tokens import count_tokens
 
 from .context import citations_for, pack
-from .extractive import Evidence, compose
+from .extractive import Evidence, compose, source_evidence
+from .modes import ModeSearch
 from .ranking import GraphRanking, RankingSettings, rank_by_graph
 from .reader import IndexReader
-from .result import PreparedSearch, SearchResult, Usage
+from .result import RESPONSE_TYPE, PreparedSearch, SearchResult, Usage
+from .writer import Writer
 
 Turn = tuple[str, str]  # (role, content)
 
@@ -47,7 +49,7 @@ class LocalSettings:
     # Reports enter the local context by summary: full reports rarely fit the community
     # share and repeat the entities and relationships the context already carries.
     community_text: str = "summary"
-    response_type: str = "multiple paragraphs"
+    response_type: str = RESPONSE_TYPE
     ranking: RankingSettings = RankingSettings()
 
     def __post_init__(self):
@@ -231,47 +233,47 @@ def build_local_context(
     )
 
 
+def extractive_answer(question: str, built: LocalContext, reader: IndexReader) -> str:
+    """The context's most relevant sentences quoted: source text, relationships the
+    extraction described (not mere co-occurrence), claims; for a question about the whole,
+    the reports in the context."""
+    evidence = source_evidence(built.sources)
+    evidence += [
+        Evidence(r["description"], f"Relationships ({r['human_readable_id']})")
+        for r in built.relationships.iter_rows(named=True)
+        if not is_cooccurrence_description(r["description"])
+    ]
+    evidence += [
+        Evidence(c["description"], f"Claims ({c['human_readable_id']})") for c in built.claims.iter_rows(named=True)
+    ]
+    seeds = built.seeds["title"].head(3).to_list()
+    lead = f"Entities most related to the question: {', '.join(seeds)}." if seeds else ""
+    overview = [Evidence(r["summary"], f"Reports ({r['community']})") for r in built.reports.iter_rows(named=True)]
+    return compose(
+        question,
+        evidence,
+        lead=lead,
+        graph=reader.mention_graph,
+        name_scores=built.ranking.name_scores,
+        overview=overview,
+    )
+
+
 def prepare_local(
     question: str,
     reader: IndexReader,
-    settings: LocalSettings = LocalSettings(),
+    settings: LocalSettings,
+    writer: Writer,
     history: list[Turn] | None = None,
-    exclude: list[str] | None = None,
-    llm=None,
+    exclude_entities: list[str] | None = None,
 ) -> PreparedSearch:
     started = time.perf_counter()
-    built = build_local_context(question, reader, settings, history, exclude)
-    prompt, values = None, {}
-    if llm is not None:
-        prompt, values = ANSWER_PROMPT, answer_values(question, built.text, settings.response_type)
-        answer, generated_by = "", llm.model
-    else:
-        evidence = [
-            Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in built.sources.iter_rows(named=True)
-        ]
-        evidence += [
-            Evidence(r["description"], f"Relationships ({r['human_readable_id']})")
-            for r in built.relationships.iter_rows(named=True)
-            if not is_cooccurrence_description(r["description"])
-        ]
-        evidence += [
-            Evidence(c["description"], f"Claims ({c['human_readable_id']})") for c in built.claims.iter_rows(named=True)
-        ]
-        seeds = built.seeds["title"].head(3).to_list()
-        lead = f"Entities most related to the question: {', '.join(seeds)}." if seeds else ""
-        answer, generated_by = (
-            compose(
-                question,
-                evidence,
-                lead=lead,
-                graph=reader.mention_graph,
-                name_scores=built.ranking.name_scores,
-                overview=[
-                    Evidence(r["summary"], f"Reports ({r['community']})") for r in built.reports.iter_rows(named=True)
-                ],
-            ),
-            "extractive",
-        )
+    built = build_local_context(question, reader, settings, history, exclude_entities)
+    written = writer.answer(
+        ANSWER_PROMPT,
+        answer_values(question, built.text, settings.response_type),
+        lambda: extractive_answer(question, built, reader),
+    )
     sources = built.sources
     context = {
         "entities": built.entities.select("id", "human_readable_id", "title", "type", "description", "degree", "score"),
@@ -297,11 +299,14 @@ def prepare_local(
     result = SearchResult(
         question=question,
         method="local",
-        answer=answer,
+        answer=written.answer,
         context=context,
         citations=citations_for(sources["id"].to_list(), reader.table("text_units"), reader.table("documents")),
         usage=Usage(context_tokens=built.tokens),
-        generated_by=generated_by,
+        generated_by=written.generated_by,
         details={"context_text": built.text, "budget": settings.budget},
     )
-    return PreparedSearch(result, started, llm, prompt, values)
+    return PreparedSearch(result, started, writer.llm, written.prompt, written.values)
+
+
+MODE = ModeSearch(LocalSettings, prepare_local, inputs=("history", "exclude_entities"))

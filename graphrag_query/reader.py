@@ -1,84 +1,33 @@
-"""Reading the index: the published snapshot (or, before the first publish, the live
-file, read-only with retry), one corpus at a time, with vector and BM25 search over the
-same snapshot's rows (``graphrag_assets.storage.search``)."""
+"""Reading the index: the published snapshot's tables of one corpus
+(``graphrag_assets.storage.published_tables``), with vector and BM25 search over the same
+snapshot's rows (``search``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 
 import duckdb
 import numpy as np
 import polars as pl
 
-from graphrag_assets.configuration import value_of
 from graphrag_assets.core.claims import COVARIATE_COLUMNS, resolve_claims
 from graphrag_assets.core.embedding import Embedder, HashedNgramEmbedder, report_inputs
-from graphrag_assets.storage.connection import connect, same_catalog
-from graphrag_assets.storage.location import configured_location
-from graphrag_assets.storage.search import LexicalIndex, VectorIndex
-from graphrag_assets.storage.snapshot import (
-    PublishedElsewhere,
-    open_published,
-    pointer_for_readers,
-    published_description,
-    published_exists,
-)
+from graphrag_assets.storage.published_tables import IndexNotFound, PublishedTables
 
 from .ranking import MentionGraph
+from .search import LexicalIndex, VectorIndex
 
-
-class IndexNotFound(FileNotFoundError):
-    pass
+__all__ = ["IndexNotFound", "IndexReader"]
 
 
 @dataclass
-class IndexReader:
+class IndexReader(PublishedTables):
     """Tables of one corpus, loaded once per reader (cheap: they are what GraphRAG keeps
-    in memory at query time anyway)."""
+    in memory at query time anyway), with the searches over them."""
 
-    database: str | None = None
-    corpus: str = "default"
-    _frames: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
     _vectors: dict[str, VectorIndex] = field(default_factory=dict, repr=False)
     _memos: dict[str, object] = field(default_factory=dict, repr=False)
-    _snapshot: duckdb.DuckDBPyConnection | None = field(default=None, repr=False)
-
-    def __post_init__(self):
-        self.database = self.database or value_of("GRAPHRAG_DB")
-        location = configured_location(self.database)
-        try:
-            pointer = pointer_for_readers(location)
-        except PublishedElsewhere as error:
-            raise IndexNotFound(str(error)) from None
-        self.pointer = pointer if published_exists(pointer) else None
-        self.source = published_description(pointer) if self.pointer else self.database
-        if self.pointer is None and (pointer is not None or location.lake or not Path(self.database).exists()):
-            raise IndexNotFound(f"no index at {location.describe()}: run graphrag-index first (or set GRAPHRAG_DB)")
-
-    @contextmanager
-    def _connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A connection for one read. The published snapshot is opened once and kept: no
-        process writes it, so holding it blocks nobody, and opening the file costs ~25 ms
-        a read (a cursor per read keeps threads apart). The live file, read before the
-        first publish, is opened per read: any open connection to it stops the indexer."""
-        if self.pointer is None:
-            with connect(self.source, read_only=True) as connection:
-                yield connection
-            return
-        if self._snapshot is None:
-            self._snapshot = open_published(self.pointer)
-        with same_catalog(self._snapshot) as cursor:
-            yield cursor
-
-    def table(self, name: str) -> pl.DataFrame:
-        if name not in self._frames:
-            with self._connection() as connection:
-                self._frames[name] = connection.execute(f'SELECT * FROM "{name}" WHERE corpus = ?', [self.corpus]).pl()
-        return self._frames[name]
 
     def load(self) -> IndexReader:
         """Load every table a query may need (so timing a query excludes the one-off load)."""

@@ -14,8 +14,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
-from graphrag_assets.storage.search import LexicalIndex
 from graphrag_common.lexical import search_terms
+
+from .search import LexicalIndex
 
 _QUESTION_WORDS = {
     "what",

@@ -10,13 +10,18 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
+
+if TYPE_CHECKING:
+    from .writer import QueryModel
 
 EXTRACTIVE_LABEL = (
     "Extractive answer (no LLM configured): the sentences below are quoted from the index, not written by a model."
 )
+# The form of the answer when the caller names none.
+RESPONSE_TYPE = "multiple paragraphs"
 NO_DATA_ANSWER = "I am sorry but I am unable to answer this question given the provided data."
 
 
@@ -136,7 +141,7 @@ class PreparedSearch:
 
     result: SearchResult
     started: float
-    llm: Any = None  # a graphrag_query.llm.QueryLLM, or None offline
+    llm: QueryModel | None = None  # None: the extractive writer's search
     prompt: str | None = None  # the final-answer prompt; None when the answer is written
     values: dict[str, Any] = field(default_factory=dict)
 
@@ -168,7 +173,7 @@ class PreparedSearch:
 
 
 @contextmanager
-def calls_logged_on_failure(llm: Any, method: str) -> Iterator[None]:
+def calls_logged_on_failure(llm: QueryModel | None, method: str) -> Iterator[None]:
     """If the search fails (the endpoint gone in the middle of a global map, the answer's
     stream cut), the calls it paid for are logged as its own before the error goes on:
     not left to the next search of the reader, nor lost with the process. Offline

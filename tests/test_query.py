@@ -11,7 +11,6 @@ import duckdb
 import polars as pl
 import pytest
 
-from graphrag_assets.storage.search import LexicalIndex
 from graphrag_common.tokens import count_tokens
 from graphrag_query import (
     IndexReader,
@@ -25,6 +24,7 @@ from graphrag_query import (
 )
 from graphrag_query.local_mode import LocalSettings, build_local_context
 from graphrag_query.result import EXTRACTIVE_LABEL, NO_DATA_ANSWER
+from graphrag_query.search import LexicalIndex
 
 from .conftest import REPO
 

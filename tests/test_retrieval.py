@@ -5,11 +5,11 @@ import numpy as np
 import polars as pl
 
 from graphrag_assets.core.chunking import chunk_documents
-from graphrag_assets.storage.search import LexicalIndex, VectorIndex
 from graphrag_common.lexical import Bm25, reciprocal_rank_fusion, search_terms
 from graphrag_query.extractive import Evidence, compose
 from graphrag_query.ranking import MentionGraph
 from graphrag_query.result import EXTRACTIVE_LABEL
+from graphrag_query.search import LexicalIndex, VectorIndex
 
 
 def test_terms_fold_case_and_accents_keep_numbers_and_split_chinese_into_bigrams():

@@ -72,7 +72,9 @@ def test_the_wheel_indexes_the_sample_offline_and_finds_its_prompts(tmp_path):
             str(venv / "bin" / "python"),
             "-c",
             "import graphrag_assets; from graphrag_assets.llm.prompts import load_prompt, prompts_dir; "
-            "print(graphrag_assets.__file__); print(prompts_dir()); print(load_prompt('extract_graph').text[:40])",
+            "print(graphrag_assets.__file__); print(prompts_dir()); print(load_prompt('extract_graph').text[:40]); "
+            "from graphrag_query.llm import QUERY_PROMPTS; "
+            "print(load_prompt('global_map', QUERY_PROMPTS).text.splitlines()[0])",
         ],
         cwd=work,
         env=environment,
@@ -84,6 +86,8 @@ def test_the_wheel_indexes_the_sample_offline_and_finds_its_prompts(tmp_path):
     package_file, prompts, prompt_start = located.stdout.splitlines()[:3]
     assert package_file.startswith(str(venv)) and prompts.startswith(str(venv))
     assert prompt_start.startswith("[task: extract_graph]")
+    # The query side's prompts, beside its code, are in the wheel too.
+    assert located.stdout.splitlines()[-1] == "[task: global_map]"
 
     indexed = subprocess.run(
         [str(venv / "bin" / "graphrag-index"), "--input", str(work / "input")],

@@ -24,12 +24,12 @@ an encyclopaedia make up half the edges).
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 import polars as pl
 
 from graphrag_common.ids import stable_id
+from graphrag_common.relationships import cooccurrence_description
 
 from .extraction.records import majority_type
 
@@ -277,16 +277,7 @@ def _relationship_description(row: dict, limit: int) -> str:
     described = _join_descriptions(row["descriptions"] or [], limit)
     if described:
         return described
-    return f"{row['source']} and {row['target']} appear together in {row['n_ab']} text units."
-
-
-_COOCCURRENCE = re.compile(r" appear together in \d+ text units\.$")
-
-
-def is_cooccurrence_description(description: str) -> bool:
-    """Whether a relationship's description is the count written for an edge with no shared
-    sentence (``_relationship_description``), not text to quote."""
-    return _COOCCURRENCE.search(description) is not None
+    return cooccurrence_description(row["source"], row["target"], row["n_ab"])
 
 
 def link_text_units(entities: pl.DataFrame, relationships: pl.DataFrame) -> pl.DataFrame:

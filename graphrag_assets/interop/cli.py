@@ -53,7 +53,7 @@ def export_main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    from graphrag_query.reader import IndexNotFound
+    from graphrag_assets.storage.published_tables import IndexNotFound
 
     from .loading import export_graphrag
 

@@ -95,9 +95,9 @@ def import_graphrag(folder: Path, corpus: str, settings: IndexSettings) -> dict[
 def export_graphrag(database: str | None, corpus: str, folder: Path) -> dict[str, int]:
     """Write the corpus, as the published snapshot holds it, to ``folder`` in graphrag
     3.x's layout. Returns rows per file."""
-    from graphrag_query.reader import IndexNotFound, IndexReader
+    from graphrag_assets.storage.published_tables import IndexNotFound, PublishedTables
 
-    reader = IndexReader(database, corpus)
+    reader = PublishedTables(database, corpus)
     tables = {name: reader.table(name) for name in GRAPHRAG_COLUMNS}
     if tables["documents"].is_empty():
         raise IndexNotFound(f"corpus {corpus!r} has no documents in {reader.source}")

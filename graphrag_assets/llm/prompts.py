@@ -1,5 +1,6 @@
 """Prompt files (``graphrag_assets/prompts/*.txt``, shipped in the package; ``prompts/`` at the
-repository root links to them), loaded at run time. A prompt's version is the hash of
+repository root links to them; the query side's in ``graphrag_query/prompts/``), loaded at
+run time. A prompt's version is the hash of
 its text: it is part of every cache key and of the code version of the assets that use
 it, so editing a prompt re-runs exactly what depends on it."""
 
@@ -13,10 +14,14 @@ from graphrag_common.ids import content_hash
 
 from ..configuration import value_of
 
+INDEXER_PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 
-def prompts_dir() -> Path:
+
+def prompts_dir(package_prompts: Path = INDEXER_PROMPTS) -> Path:
+    """GRAPHRAG_PROMPTS_DIR, else the package's own folder (the indexer's, or the query
+    side's for its prompts)."""
     configured = value_of("GRAPHRAG_PROMPTS_DIR")
-    return Path(configured) if configured else Path(__file__).resolve().parents[1] / "prompts"
+    return Path(configured) if configured else package_prompts
 
 
 @dataclass(frozen=True)
@@ -32,8 +37,8 @@ class Prompt:
         return Template(self.text).substitute({k: str(v) for k, v in values.items()})
 
 
-def load_prompt(name: str) -> Prompt:
-    path = prompts_dir() / f"{name}.txt"
+def load_prompt(name: str, package_prompts: Path = INDEXER_PROMPTS) -> Prompt:
+    path = prompts_dir(package_prompts) / f"{name}.txt"
     try:
         return Prompt(name, path.read_text(encoding="utf-8"))
     except FileNotFoundError:
