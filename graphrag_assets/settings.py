@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from dagster import ConfigurableResource
-from pydantic import model_validator
+from pydantic import ValidationError, model_validator
 
 from .configuration import INDEX_SETTINGS, check_fields, configured_fields, default_of
 from .core.chunking import ChunkingSettings
@@ -60,7 +60,12 @@ class IndexSettings(ConfigurableResource):
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides) -> IndexSettings:
         """From the environment, ``overrides`` (by field; None: not given) winning over it."""
-        return cls(**configured_fields(INDEX_SETTINGS, environ, overrides))
+        try:
+            return cls(**configured_fields(INDEX_SETTINGS, environ, overrides))
+        except ValidationError as error:
+            # The check's own message, naming the variable, not pydantic's report around it.
+            cause = error.errors()[0].get("ctx", {}).get("error")
+            raise ValueError(str(cause) if cause else str(error)) from None
 
     @model_validator(mode="after")
     def check_values(self) -> IndexSettings:
