@@ -233,7 +233,7 @@ def _main(argv: list[str] | None, started) -> int:
     from .storage.connection import LOCK_WAIT_VARIABLE, lock_holder, lock_wait_seconds
     from .storage.location import BackendUnavailable
 
-    given = {"input_dir": args.input, "database": args.db, "vectors": args.vectors, "corpus": args.corpus}
+    given = {"input_dir": args.input, "db": args.db, "vectors": args.vectors, "corpus": args.corpus}
     try:
         settings = IndexSettings.from_env(**given)
         llm = LLMSettings.from_env()

@@ -4,6 +4,13 @@ a variable on their own all load it from here (``resolve``, ``value_of``), the s
 fingerprints take the settings each stage reads from here, and the README's settings table
 is generated from here (``graphrag-index --show-settings --markdown``; a test compares).
 
+One name per knob: a setting's field, and the argument of every function receiving it (by
+keyword), is its variable's name after ``GRAPHRAG_`` (``GRAPHRAG_LLM_`` for the LLM
+settings), lower-cased; the core's settings default to the value declared here. What a
+value may be (a number's range, a text's choices) is declared here too and checked as the
+settings are read or given (``checked``), so a bad one stops a command at start-up, naming
+its variable, before it can hang a run or fail a step after its retries.
+
 ``stages`` says what a setting affects:
 - a stage of ``fingerprints.STAGES``: the setting is part of that stage's fingerprint, so
   changing it redoes the stage for every source, and the stages after it;
@@ -42,6 +49,11 @@ class Setting:
     field: str | None = None  # the attribute it loads into (IndexSettings or LLMSettings)
     secret: bool = False  # never shown (--show-settings prints <redacted>)
     fallback: str | None = None  # a variable read when this one is unset
+    # What a value may be, checked wherever one is read or given (``checked``): a numeric
+    # setting's least and greatest value, a text setting's choices (none: any text).
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
 
 
 # Loaded into IndexSettings (graphrag_assets/settings.py), the indexer's Dagster resource.
@@ -63,7 +75,7 @@ INDEX_SETTINGS = (
             "published pointer and logs are kept beside"
         ),
         (RUNTIME, QUERY),
-        "database",
+        "db",
     ),
     Setting(
         "GRAPHRAG_DUCKLAKE_CATALOG",
@@ -95,6 +107,8 @@ INDEX_SETTINGS = (
         ),
         (RUNTIME,),
         "shards",
+        minimum=1,
+        maximum=256,
     ),
     Setting(
         "GRAPHRAG_SHARD_MIN_TOKENS",
@@ -103,6 +117,8 @@ INDEX_SETTINGS = (
         "the least text worth a shard of its own (estimated as characters / 4): below it a process costs more",
         (RUNTIME,),
         "shard_min_tokens",
+        minimum=1,
+        maximum=10**12,
     ),
     Setting(
         "GRAPHRAG_VECTORS",
@@ -140,10 +156,24 @@ INDEX_SETTINGS = (
         "id_column",
     ),
     Setting(
-        "GRAPHRAG_CHUNK_SIZE", int, 1200, "tokens per text unit (cl100k_base, offline)", ("chunking",), "chunk_size"
+        "GRAPHRAG_CHUNK_SIZE",
+        int,
+        1200,
+        "tokens per text unit (cl100k_base, offline)",
+        ("chunking",),
+        "chunk_size",
+        minimum=1,
+        maximum=100_000,
     ),
     Setting(
-        "GRAPHRAG_CHUNK_OVERLAP", int, 100, "tokens shared by consecutive text units", ("chunking",), "chunk_overlap"
+        "GRAPHRAG_CHUNK_OVERLAP",
+        int,
+        100,
+        "tokens shared by consecutive text units",
+        ("chunking",),
+        "chunk_overlap",
+        minimum=0,
+        maximum=99_999,
     ),
     Setting(
         "GRAPHRAG_CHUNKING_MODE",
@@ -152,6 +182,7 @@ INDEX_SETTINGS = (
         "`tokens`, or `sentences` (whole sentences up to the size)",
         ("chunking",),
         "chunking_mode",
+        choices=("tokens", "sentences"),
     ),
     Setting(
         "GRAPHRAG_KEEP_WRAPPING",
@@ -169,6 +200,8 @@ INDEX_SETTINGS = (
         "mentions a single-word proper name needs to become an entity",
         ("graph",),
         "min_name_mentions",
+        minimum=1,
+        maximum=1_000_000,
     ),
     Setting(
         "GRAPHRAG_MIN_CONCEPT_FREQUENCY",
@@ -177,6 +210,8 @@ INDEX_SETTINGS = (
         "text units a lower-case noun phrase needs to become an entity",
         ("graph",),
         "min_concept_frequency",
+        minimum=1,
+        maximum=1_000_000,
     ),
     Setting(
         "GRAPHRAG_MIN_EDGE_WEIGHT_PCT",
@@ -185,6 +220,8 @@ INDEX_SETTINGS = (
         "relationships below this weight percentile are pruned",
         ("graph",),
         "min_edge_weight_pct",
+        minimum=0,
+        maximum=99.9,
     ),
     Setting(
         "GRAPHRAG_ENTITY_RESOLUTION",
@@ -201,6 +238,8 @@ INDEX_SETTINGS = (
         "hierarchical Leiden: communities larger than this are split",
         ("clustering",),
         "max_cluster_size",
+        minimum=2,
+        maximum=1_000_000,
     ),
     Setting(
         "GRAPHRAG_LEIDEN_SEED",
@@ -209,6 +248,8 @@ INDEX_SETTINGS = (
         "Leiden's random seed (0xDEADBEEF; hex is accepted)",
         ("clustering",),
         "leiden_seed",
+        minimum=0,
+        maximum=2**64 - 1,
     ),
     # Many trials make the partition canonical (the best by modularity whatever the seed), so
     # a small change of the corpus moves only the communities around it.
@@ -219,9 +260,18 @@ INDEX_SETTINGS = (
         "Leiden runs per partition, the best by modularity kept",
         ("clustering",),
         "leiden_trials",
+        minimum=1,
+        maximum=10_000,
     ),
     Setting(
-        "GRAPHRAG_LEIDEN_ITERATIONS", int, 2, "refinement cycles per Leiden run", ("clustering",), "leiden_iterations"
+        "GRAPHRAG_LEIDEN_ITERATIONS",
+        int,
+        2,
+        "refinement cycles per Leiden run",
+        ("clustering",),
+        "leiden_iterations",
+        minimum=1,
+        maximum=1_000,
     ),
     Setting(
         "GRAPHRAG_EMBEDDER",
@@ -230,6 +280,7 @@ INDEX_SETTINGS = (
         "offline embedder: `hashed`, or `minilm` (needs the `minilm` extra, below)",
         ("embeddings",),
         "embedder",
+        choices=("hashed", "minilm"),
     ),
     Setting(
         "GRAPHRAG_EMBEDDING_DIMENSIONS",
@@ -238,6 +289,8 @@ INDEX_SETTINGS = (
         "dimensions of the hashed embedder",
         ("embeddings",),
         "embedding_dimensions",
+        minimum=1,
+        maximum=8192,
     ),
 )
 
@@ -342,8 +395,18 @@ LLM_SETTINGS = (
         "structured output by `tools`, `json_schema` or `json`",
         ("extraction", QUERY),
         "mode",
+        choices=("tools", "json_schema", "json"),
     ),
-    Setting("GRAPHRAG_LLM_CONCURRENCY", int, 16, "completions in flight", (RUNTIME, QUERY), "concurrency"),
+    Setting(
+        "GRAPHRAG_LLM_CONCURRENCY",
+        int,
+        16,
+        "completions in flight",
+        (RUNTIME, QUERY),
+        "concurrency",
+        minimum=1,
+        maximum=1024,
+    ),
     # Endpoints limit embedding models apart from chat models, and an embedding request is
     # short: queued behind the completions it would wait for all of them.
     Setting(
@@ -353,9 +416,29 @@ LLM_SETTINGS = (
         "embedding requests in flight, limited apart from completions",
         (RUNTIME, QUERY),
         "embedding_concurrency",
+        minimum=1,
+        maximum=1024,
     ),
-    Setting("GRAPHRAG_LLM_RPM", int, 0, "requests per minute (0: unlimited)", (RUNTIME, QUERY), "requests_per_minute"),
-    Setting("GRAPHRAG_LLM_TPM", int, 0, "tokens per minute (0: unlimited)", (RUNTIME, QUERY), "tokens_per_minute"),
+    Setting(
+        "GRAPHRAG_LLM_RPM",
+        int,
+        0,
+        "requests per minute (0: unlimited)",
+        (RUNTIME, QUERY),
+        "rpm",
+        minimum=0,
+        maximum=10**9,
+    ),
+    Setting(
+        "GRAPHRAG_LLM_TPM",
+        int,
+        0,
+        "tokens per minute (0: unlimited)",
+        (RUNTIME, QUERY),
+        "tpm",
+        minimum=0,
+        maximum=10**12,
+    ),
     Setting(
         "GRAPHRAG_LLM_MAX_RETRIES",
         int,
@@ -363,6 +446,8 @@ LLM_SETTINGS = (
         "transport retries of a call (429, 5xx, timeouts)",
         (RUNTIME, QUERY),
         "max_retries",
+        minimum=0,
+        maximum=100,
     ),
     Setting(
         "GRAPHRAG_LLM_MAX_REPAIRS",
@@ -371,8 +456,19 @@ LLM_SETTINGS = (
         "re-asks after an answer that is not valid JSON",
         (RUNTIME, QUERY),
         "max_repairs",
+        minimum=0,
+        maximum=100,
     ),
-    Setting("GRAPHRAG_LLM_TIMEOUT", float, 120.0, "seconds a call may take", (RUNTIME, QUERY), "timeout_seconds"),
+    Setting(
+        "GRAPHRAG_LLM_TIMEOUT",
+        float,
+        120.0,
+        "seconds a call may take",
+        (RUNTIME, QUERY),
+        "timeout",
+        minimum=0.1,
+        maximum=86_400,
+    ),
     # The completion tokens a call may take, per group of stages (the groups of the per-stage
     # models): without a cap a weak model can run on for thousands of tokens, holding a slot
     # of a local server for minutes. A cut-off structured answer is invalid and re-asked. Not
@@ -384,6 +480,8 @@ LLM_SETTINGS = (
         "completion tokens of an extraction, gleaning or claims call",
         (RUNTIME,),
         "extraction_max_tokens",
+        minimum=1,
+        maximum=1_000_000,
     ),
     Setting(
         "GRAPHRAG_LLM_SUMMARY_MAX_TOKENS",
@@ -392,6 +490,8 @@ LLM_SETTINGS = (
         "completion tokens of a description summary or merge confirmation call",
         (RUNTIME,),
         "summary_max_tokens",
+        minimum=1,
+        maximum=1_000_000,
     ),
     Setting(
         "GRAPHRAG_LLM_REPORT_MAX_TOKENS",
@@ -400,6 +500,8 @@ LLM_SETTINGS = (
         "completion tokens of a community report call",
         (RUNTIME,),
         "report_max_tokens",
+        minimum=1,
+        maximum=1_000_000,
     ),
     Setting(
         "GRAPHRAG_LLM_QUERY_MAX_TOKENS",
@@ -408,6 +510,8 @@ LLM_SETTINGS = (
         "completion tokens of a query call (map, rating, answer)",
         (QUERY,),
         "query_max_tokens",
+        minimum=1,
+        maximum=1_000_000,
     ),
     Setting(
         "GRAPHRAG_GLEANINGS",
@@ -416,6 +520,8 @@ LLM_SETTINGS = (
         "extraction passes that ask only for what was missed",
         ("extraction",),
         "gleanings",
+        minimum=0,
+        maximum=10,
     ),
     Setting(
         "GRAPHRAG_LLM_CONFIRM_MERGES",
@@ -458,7 +564,9 @@ LLM_SETTINGS = (
         8000,
         "context tokens of a community report",
         ("reports",),
-        "report_budget",
+        "report_max_input_tokens",
+        minimum=100,
+        maximum=10_000_000,
     ),
     Setting(
         "GRAPHRAG_LLM_TOKEN_BUDGET",
@@ -467,6 +575,8 @@ LLM_SETTINGS = (
         "stop a run cleanly past this many tokens (0: no limit)",
         (RUNTIME,),
         "token_budget",
+        minimum=0,
+        maximum=10**15,
     ),
     Setting(
         "GRAPHRAG_LLM_PRICE_INPUT",
@@ -474,7 +584,9 @@ LLM_SETTINGS = (
         0.0,
         "USD per 1M prompt tokens of a model GRAPHRAG_LLM_PRICES does not list",
         (RUNTIME, QUERY),
-        "price_input_per_million",
+        "price_input",
+        minimum=0,
+        maximum=1_000_000,
     ),
     Setting(
         "GRAPHRAG_LLM_PRICE_OUTPUT",
@@ -482,7 +594,9 @@ LLM_SETTINGS = (
         0.0,
         "USD per 1M completion tokens of a model GRAPHRAG_LLM_PRICES does not list",
         (RUNTIME, QUERY),
-        "price_output_per_million",
+        "price_output",
+        minimum=0,
+        maximum=1_000_000,
     ),
 )
 
@@ -539,6 +653,8 @@ OTHER_SETTINGS = (
             "`answers_did_not_regress` check fails"
         ),
         (RUNTIME,),
+        minimum=0,
+        maximum=100,
     ),
     Setting(
         "GRAPHRAG_EVAL_BLOCKS_PUBLISHING",
@@ -553,6 +669,8 @@ OTHER_SETTINGS = (
         600.0,
         "seconds a writer waits for a process holding the DuckDB file before its step fails",
         (RUNTIME,),
+        minimum=0,
+        maximum=86_400,
     ),
 )
 
@@ -573,6 +691,29 @@ def declared(variable: str) -> Setting:
 
 def default_of(variable: str) -> Any:  # Any: it initialises fields of every type
     return declared(variable).default
+
+
+def checked(setting: Setting, value: Any) -> Any:
+    """``value`` if the setting admits it (its choices, its range); else a ValueError naming
+    the variable. Every way a setting is given comes here: the environment, the command
+    line, a resource built in code or Dagster config."""
+    if setting.choices and value not in setting.choices:
+        raise ValueError(f"{setting.variable}={value!r} is not one of: {', '.join(setting.choices)}")
+    # Written so that NaN, which compares false with everything, is refused too.
+    if setting.minimum is not None and value is not None and not setting.minimum <= value <= setting.maximum:
+        raise ValueError(f"{setting.variable}={value!r} is out of range: {setting.minimum} to {setting.maximum}")
+    return value
+
+
+def check(variable: str, value: Any) -> Any:
+    return checked(declared(variable), value)
+
+
+def check_fields(settings: Iterable[Setting], loaded: object) -> None:
+    """Each setting's value on ``loaded`` (an IndexSettings or LLMSettings) as ``checked``."""
+    for setting in settings:
+        if setting.field:
+            checked(setting, getattr(loaded, setting.field))
 
 
 def parse(setting: Setting, raw: str) -> object:
@@ -609,12 +750,12 @@ def resolve(
 
 def _resolve_one(setting: Setting, environ: Mapping[str, str], given: Mapping[str, object]) -> Resolved:
     if setting.field in given:
-        return Resolved(setting, given[setting.field], COMMAND_LINE)
+        return Resolved(setting, checked(setting, given[setting.field]), COMMAND_LINE)
     for variable in filter(None, (setting.variable, setting.fallback)):
         raw = environ.get(variable, "")
         if raw:
             source = ENVIRONMENT if variable == setting.variable else f"{ENVIRONMENT} ({variable})"
-            return Resolved(setting, parse(setting, raw), source)
+            return Resolved(setting, checked(setting, parse(setting, raw)), source)
     return Resolved(setting, setting.default, DEFAULT)
 
 

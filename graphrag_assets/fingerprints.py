@@ -114,7 +114,7 @@ def _stage_settings(settings: IndexSettings, llm: LLMSettings) -> dict[str, dict
     }
     reports = {
         "model": llm.model_for("report"),
-        "budget": llm.report_budget,
+        "budget": llm.report_max_input_tokens,
         "prompt": prompts_version("community_report"),
     }
     return {

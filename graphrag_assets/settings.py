@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from dagster import ConfigurableResource
+from pydantic import ValidationError, model_validator
 
-from .configuration import INDEX_SETTINGS, configured_fields, default_of
+from .configuration import INDEX_SETTINGS, check_fields, configured_fields, default_of
 from .core.chunking import ChunkingSettings
 from .core.communities import CommunitySettings
 from .core.embedding import Embedder, make_embedder
@@ -31,7 +32,7 @@ class IndexSettings(ConfigurableResource):
     ``configuration.INDEX_SETTINGS``."""
 
     input_dir: str = default_of("GRAPHRAG_INPUT_DIR")
-    database: str = default_of("GRAPHRAG_DB")
+    db: str = default_of("GRAPHRAG_DB")
     ducklake_catalog: str = default_of("GRAPHRAG_DUCKLAKE_CATALOG")
     ducklake_data_path: str = default_of("GRAPHRAG_DUCKLAKE_DATA_PATH")
     shards: int = default_of("GRAPHRAG_SHARDS")
@@ -59,47 +60,62 @@ class IndexSettings(ConfigurableResource):
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides) -> IndexSettings:
         """From the environment, ``overrides`` (by field; None: not given) winning over it."""
-        settings = cls(**configured_fields(INDEX_SETTINGS, environ, overrides))
-        settings.validate()
-        return settings
+        try:
+            return cls(**configured_fields(INDEX_SETTINGS, environ, overrides))
+        except ValidationError as error:
+            # The check's own message, naming the variable, not pydantic's report around it.
+            cause = error.errors()[0].get("ctx", {}).get("error")
+            raise ValueError(str(cause) if cause else str(error)) from None
 
-    def validate(self) -> None:
+    @model_validator(mode="after")
+    def check_values(self) -> IndexSettings:
+        """However the settings were given (environment, Dagster config, code), a value a
+        setting does not admit is refused here, before any step runs, naming its variable."""
+        check_fields(INDEX_SETTINGS, self)
         self.chunking()
-        self.graph()
-        self.communities()
-        if self.embedder not in ("hashed", "minilm"):
-            raise ValueError(f"GRAPHRAG_EMBEDDER must be 'hashed' or 'minilm', got {self.embedder!r}")
         if self.corpus:
             check_corpus_name(self.corpus, "GRAPHRAG_CORPUS (--corpus)")
-        if self.shards < 1:
-            raise ValueError(f"GRAPHRAG_SHARDS must be 1 or more, got {self.shards}")
+        return self
 
     def chunking(self) -> ChunkingSettings:
         return ChunkingSettings(
-            self.chunk_size,
-            self.chunk_overlap,
-            self.chunking_mode,  # type: ignore[arg-type]
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+            chunking_mode=self.chunking_mode,
             keep_wrapping=self.keep_wrapping,
         )
 
     def table_columns(self) -> TableColumns:
-        return TableColumns(self.text_column, self.title_column or None, self.id_column or None)
+        return TableColumns(
+            text_column=self.text_column, title_column=self.title_column or None, id_column=self.id_column or None
+        )
 
     def graph(self) -> GraphSettings:
-        return GraphSettings(self.min_name_mentions, self.min_concept_frequency, self.min_edge_weight_pct)
+        return GraphSettings(
+            min_name_mentions=self.min_name_mentions,
+            min_concept_frequency=self.min_concept_frequency,
+            min_edge_weight_pct=self.min_edge_weight_pct,
+        )
 
     def communities(self) -> CommunitySettings:
-        return CommunitySettings(self.max_cluster_size, self.leiden_seed, self.leiden_trials, self.leiden_iterations)
+        return CommunitySettings(
+            max_cluster_size=self.max_cluster_size,
+            leiden_seed=self.leiden_seed,
+            leiden_trials=self.leiden_trials,
+            leiden_iterations=self.leiden_iterations,
+        )
 
     def resolution(self) -> ResolutionSettings:
-        return ResolutionSettings(enabled=self.entity_resolution)
+        return ResolutionSettings(entity_resolution=self.entity_resolution)
 
     def make_embedder(self) -> Embedder:
-        return make_embedder(self.embedder, self.embedding_dimensions)
+        return make_embedder(embedder=self.embedder, embedding_dimensions=self.embedding_dimensions)
 
     def location(self) -> IndexLocation:
         """The DuckDB file GRAPHRAG_DB, or the DuckLake GRAPHRAG_DUCKLAKE_CATALOG names."""
-        return index_location(self.database, self.ducklake_catalog, self.ducklake_data_path)
+        return index_location(
+            db=self.db, ducklake_catalog=self.ducklake_catalog, ducklake_data_path=self.ducklake_data_path
+        )
 
     def environment(self) -> dict[str, str]:
         """These settings as the GRAPHRAG_* variables that load them again (``from_env``): what

@@ -98,10 +98,10 @@ def settings_for(tmp_path, index_backend):
         # Built fresh each time: Dagster resources must not be derived with model_copy,
         # which changes the fields but not the config Dagster initialises them from.
         values = {
-            "database": str(tmp_path / "index" / "graphrag.duckdb"),
+            "db": str(tmp_path / "index" / "graphrag.duckdb"),
             "vectors": str(tmp_path / "index" / "lancedb"),
         } | overrides
-        values = backend_settings(index_backend, values["database"]) | values
+        values = backend_settings(index_backend, values["db"]) | values
         return IndexSettings.from_env({}, input_dir=str(input_dir), **values)
 
     return make
@@ -152,7 +152,7 @@ def sample_index(tmp_path_factory):
     home.mkdir()
     shutil.copy(REPO / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
     settings = IndexSettings.from_env(
-        {}, input_dir=str(SAMPLE_CORPUS), database=str(root / "graphrag.duckdb"), vectors=str(root / "lancedb")
+        {}, input_dir=str(SAMPLE_CORPUS), db=str(root / "graphrag.duckdb"), vectors=str(root / "lancedb")
     )
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DAGSTER_HOME", str(home))

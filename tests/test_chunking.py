@@ -26,7 +26,7 @@ def _documents(*texts: str) -> pl.DataFrame:
 
 @pytest.mark.parametrize("text", [ENGLISH, CHINESE])
 def test_token_chunks_respect_size_and_overlap_and_cover_the_text(text):
-    settings = ChunkingSettings(size=120, overlap=20)
+    settings = ChunkingSettings(chunk_size=120, chunk_overlap=20)
     chunks = chunk_text(text, settings)
     assert len(chunks) > 3
     # Each chunk is an exact substring; a window may count a token or two more when
@@ -40,7 +40,7 @@ def test_token_chunks_respect_size_and_overlap_and_cover_the_text(text):
 
 
 def test_sentence_mode_ends_chunks_at_sentence_boundaries():
-    chunks = chunk_text(ENGLISH, ChunkingSettings(size=100, overlap=20, mode="sentences"))
+    chunks = chunk_text(ENGLISH, ChunkingSettings(chunk_size=100, chunk_overlap=20, chunking_mode="sentences"))
     assert len(chunks) > 3
     sentences = {s.strip() for s in split_sentences(ENGLISH)}
     for chunk in chunks[:-1]:
@@ -53,7 +53,7 @@ def test_sentence_mode_ends_chunks_at_sentence_boundaries():
 def test_a_megabyte_line_without_sentence_ends_is_cut_to_the_token_size(mode):
     line = re.sub(r"[.!?;:\s]+", " ", ENGLISH)
     text = (line * (1_000_000 // len(line) + 1))[:1_000_000]
-    chunks = chunk_text(text, ChunkingSettings(size=1200, overlap=100, mode=mode))
+    chunks = chunk_text(text, ChunkingSettings(chunk_size=1200, chunk_overlap=100, chunking_mode=mode))
     assert len(chunks) > 150
     assert max(count_tokens(c) for c in chunks) <= 1200 + 2
     assert text.startswith(chunks[0]) and text.endswith(chunks[-1])
@@ -70,7 +70,7 @@ def test_text_unit_ids_are_stable_and_identical_chunks_in_two_documents_do_not_c
 
 def test_repeated_chunk_inside_one_document_gets_distinct_ids():
     block = "Lanterns drift across Calder Bay every autumn. " * 40
-    units = chunk_documents(_documents(block), ChunkingSettings(size=30, overlap=0))
+    units = chunk_documents(_documents(block), ChunkingSettings(chunk_size=30, chunk_overlap=0))
     assert units["text"].n_unique() < units.height
     assert units["id"].n_unique() == units.height
 
@@ -78,9 +78,9 @@ def test_repeated_chunk_inside_one_document_gets_distinct_ids():
 @pytest.mark.parametrize(
     "kwargs, setting",
     [
-        ({"size": 0}, "GRAPHRAG_CHUNK_SIZE"),
-        ({"size": 100, "overlap": 100}, "GRAPHRAG_CHUNK_OVERLAP"),
-        ({"mode": "pages"}, "mode"),
+        ({"chunk_size": 0}, "GRAPHRAG_CHUNK_SIZE"),
+        ({"chunk_size": 100, "chunk_overlap": 100}, "GRAPHRAG_CHUNK_OVERLAP"),
+        ({"chunking_mode": "pages"}, "GRAPHRAG_CHUNKING_MODE"),
     ],
 )
 def test_invalid_chunking_settings_name_the_setting(kwargs, setting):

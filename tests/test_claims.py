@@ -35,7 +35,7 @@ CLAIM_COLUMNS = [
 
 
 def _frame(settings, query: str) -> pl.DataFrame:
-    with duckdb.connect(settings.database, read_only=True) as connection:
+    with duckdb.connect(settings.db, read_only=True) as connection:
         return connection.execute(query).pl()
 
 
@@ -64,7 +64,7 @@ def test_claims_off_by_default_then_on_through_the_whole_asset_graph(fake_llm, i
         "-----Claims-----\n" + CLAIM_HEADER + "\n\n" in r["body"]["messages"][0]["content"]
         for r in fake_llm.completions("community_report")
     )
-    off = local_search("What did Clara Okafor do?", reader=IndexReader(settings.database))
+    off = local_search("What did Clara Okafor do?", reader=IndexReader(settings.db))
     assert off.context["claims"].is_empty() and off.context["claims"].columns == CLAIM_COLUMNS
 
     # On: the extraction fingerprint changes, every source is re-extracted from its stored
@@ -97,7 +97,7 @@ def test_claims_off_by_default_then_on_through_the_whole_asset_graph(fake_llm, i
 
     # Read, every subject is an entity of the graph; a merged name reads as the entity it
     # was merged into, under the title the graph gave it.
-    reader = IndexReader(settings.database)
+    reader = IndexReader(settings.db)
     entities = reader.table("entities")
     resolved = reader.claims
     assert resolved["subject_entity_id"].is_not_null().all()
@@ -132,7 +132,7 @@ def test_claims_off_by_default_then_on_through_the_whole_asset_graph(fake_llm, i
     assert "-----Claims-----" in answer_prompt and found["description"][0] in answer_prompt
 
     # Everything again with unchanged inputs: zero calls, the same claims with the same numbers.
-    with duckdb.connect(settings.database) as connection:
+    with duckdb.connect(settings.db) as connection:
         connection.execute("DELETE FROM sources")
         connection.execute("DELETE FROM corpus_builds")
     calls = len(fake_llm.requests)
@@ -153,7 +153,7 @@ def test_claims_off_by_default_then_on_through_the_whole_asset_graph(fake_llm, i
         == 0
     )
     assert _frame(settings, "SELECT count(*) AS n FROM covariates")["n"][0] > 0
-    remaining = set(IndexReader(settings.database).claims["text_unit_id"])
+    remaining = set(IndexReader(settings.db).claims["text_unit_id"])
     assert remaining and remaining <= set(_frame(settings, "SELECT id FROM text_units")["id"])
 
 

@@ -62,7 +62,7 @@ def _graphrag_query(*args: str, llm: bool = False) -> tuple[subprocess.Completed
 
 @pytest.mark.parametrize("method", ["auto", "local", "global", "drift", "basic"])
 def test_offline_query_imports_no_indexing_or_llm_package_and_skips_the_teardown(sample_index, method):
-    run, imported = _graphrag_query("--db", sample_index.database, "--method", method, QUESTION)
+    run, imported = _graphrag_query("--db", sample_index.db, "--method", method, QUESTION)
     assert run.returncode == 0, run.stderr
     assert not imported & set(NOT_OFFLINE)
     # All of the output arrives (stdout is a pipe here, so it was buffered until flushed).
@@ -71,17 +71,17 @@ def test_offline_query_imports_no_indexing_or_llm_package_and_skips_the_teardown
 
 
 def test_offline_query_json_and_errors_keep_their_output_and_exit_status(sample_index):
-    run, _ = _graphrag_query("--db", sample_index.database, "--json", QUESTION)
+    run, _ = _graphrag_query("--db", sample_index.db, "--json", QUESTION)
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["usage"]["llm_calls"] == 0
-    missing, _ = _graphrag_query("--db", str(Path(sample_index.database).with_name("absent.duckdb")), QUESTION)
+    missing, _ = _graphrag_query("--db", str(Path(sample_index.db).with_name("absent.duckdb")), QUESTION)
     assert missing.returncode == 2 and "absent.duckdb" in missing.stderr and "teardown ran" not in missing.stderr
 
 
 def test_with_an_llm_the_query_exits_as_python_does_and_its_calls_are_recorded(sample_index, fake_llm):
-    log = query_calls_path(sample_index.database)
+    log = query_calls_path(sample_index.db)
     before = log.read_bytes().count(b"\n") if log.exists() else 0
-    run, imported = _graphrag_query("--db", sample_index.database, "--method", "local", QUESTION, llm=True)
+    run, imported = _graphrag_query("--db", sample_index.db, "--method", "local", QUESTION, llm=True)
     assert run.returncode == 0, run.stderr
     assert "Scripted answer." in run.stdout and "(1 LLM calls, " in run.stdout
     assert "httpx2" in imported

@@ -84,7 +84,7 @@ def test_the_index_lists_what_it_left_out_and_keeps_the_file_as_read(index, tmp_
     (input_dir / "tales" / "harbor_tales.txt").write_text(EBOOK, encoding="utf-8")
     settings, report = index(input_dir)
     assert not report.failed_runs
-    with duckdb.connect(settings.database, read_only=True) as connection:
+    with duckdb.connect(settings.db, read_only=True) as connection:
         units = "\n".join(row[0] for row in connection.execute("SELECT text FROM text_units").fetchall())
         left_out = connection.execute("SELECT kind, excerpt FROM document_wrapping ORDER BY start").pl()
         (document,) = connection.execute("SELECT text FROM documents").fetchone()
@@ -97,7 +97,7 @@ def test_the_index_lists_what_it_left_out_and_keeps_the_file_as_read(index, tmp_
 
     # Keeping everything is a setting: the chunking stage is redone with the wrapping in.
     kept, _ = index(input_dir, keep_wrapping=True)
-    with duckdb.connect(kept.database, read_only=True) as connection:
+    with duckdb.connect(kept.db, read_only=True) as connection:
         units = "\n".join(row[0] for row in connection.execute("SELECT text FROM text_units").fetchall())
         assert connection.execute("SELECT count(*) FROM document_wrapping").fetchone()[0] == 0
     assert "Project Gutenberg" in units

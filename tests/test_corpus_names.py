@@ -122,7 +122,7 @@ def test_partition_keys_from_the_ui_never_read_outside_the_input_folder(layout, 
         assert job.execute_in_process(
             instance=instance, asset_selection=[AssetKey("documents")], partition_key=key
         ).success
-    with duckdb.connect(settings.database, read_only=True) as connection:
+    with duckdb.connect(settings.db, read_only=True) as connection:
         documents = connection.execute("SELECT source_partition, text FROM documents").fetchall()
         errors = dict(connection.execute("SELECT source_partition, error FROM source_errors").fetchall())
     assert [key for key, _ in documents] == ["a/note.txt"]

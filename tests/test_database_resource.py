@@ -14,11 +14,11 @@ from graphrag_assets.settings import IndexSettings
 
 
 def test_the_definitions_open_the_index_through_a_duckdb_resource_on_its_path(tmp_path):
-    settings = IndexSettings(database=str(tmp_path / "index.duckdb"), vectors=str(tmp_path / "lancedb"))
+    settings = IndexSettings(db=str(tmp_path / "index.duckdb"), vectors=str(tmp_path / "lancedb"))
     resources = build_definitions(settings).resources
     database = resources["database"]
     assert isinstance(database, DuckDBResource)
-    assert database.database == settings.database
+    assert database.database == settings.db
 
 
 def test_a_failing_step_leaves_the_file_free_and_its_writes_rolled_back(tmp_path):

@@ -159,7 +159,7 @@ def test_prune_deletes_what_the_input_does_not_hold_only_once_confirmed(two_corp
 
 def test_remove_corpus_deletes_exactly_that_corpus_after_the_confirmation(two_corpora, instance, capsys):
     before = rows(two_corpora.location(), "harbor")
-    arguments = ["--input", two_corpora.input_dir, "--db", two_corpora.database, "--vectors", two_corpora.vectors]
+    arguments = ["--input", two_corpora.input_dir, "--db", two_corpora.db, "--vectors", two_corpora.vectors]
 
     # A script cannot answer: without --yes nothing is removed.
     assert graphrag_index([*arguments, "--remove-corpus", "recipes"]) == 3

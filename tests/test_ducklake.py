@@ -174,19 +174,19 @@ def test_the_index_a_query_reads_follows_its_own_settings(index, input_dir, tmp_
     from graphrag_query.reader import IndexNotFound, IndexReader
 
     settings, _ = index(input_dir)
-    documents = IndexReader(settings.database).table("documents").height
+    documents = IndexReader(settings.db).table("documents").height
     (input_dir / "default" / "lake_note.txt").write_text("Helen Strand opened the Gullwing Pier lake.\n")
     catalog = str(tmp_path / "index" / "catalog.ducklake")
     lake, _ = index(input_dir, ducklake_catalog=catalog)
 
     monkeypatch.delenv("GRAPHRAG_DUCKLAKE_CATALOG", raising=False)
-    assert IndexReader(settings.database).table("documents").height == documents  # the DuckDB file's snapshot
+    assert IndexReader(settings.db).table("documents").height == documents  # the DuckDB file's snapshot
     monkeypatch.setenv("GRAPHRAG_DUCKLAKE_CATALOG", catalog)
-    assert IndexReader(settings.database).table("documents").height == documents + 1
+    assert IndexReader(settings.db).table("documents").height == documents + 1
     assert read_pointer(lake.location())["written_by"] == lake.location().describe()
 
     # Only the lake has published: the DuckDB reader is told where the index is.
     monkeypatch.delenv("GRAPHRAG_DUCKLAKE_CATALOG")
-    Path(settings.database + ".published.json").unlink()
-    with pytest.raises(IndexNotFound, match=f"nothing is published for {settings.database}; DuckLake"):
-        IndexReader(settings.database)
+    Path(settings.db + ".published.json").unlink()
+    with pytest.raises(IndexNotFound, match=f"nothing is published for {settings.db}; DuckLake"):
+        IndexReader(settings.db)

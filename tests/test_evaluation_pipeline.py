@@ -112,14 +112,14 @@ def test_a_build_that_loses_an_answer_warns_naming_the_question(
 
     # graphrag-eval measures the published corpus the same way, as a table or as JSON.
     capsys.readouterr()
-    assert graphrag_eval([str(questions), "--db", settings.database, "--modes", "local,drift"]) == 0
+    assert graphrag_eval([str(questions), "--db", settings.db, "--modes", "local,drift"]) == 0
     table = capsys.readouterr().out
     assert "| local | 4 | 75% | 0 |" in table and "| drift | 4 |" in table
-    assert graphrag_eval(["--db", settings.database, "--modes", "basic", "--json"]) == 0  # the setting's file
+    assert graphrag_eval(["--db", settings.db, "--modes", "basic", "--json"]) == 0  # the setting's file
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert graphrag_eval(["--db", settings.database, "--corpus", "elsewhere"]) == 2
+    assert graphrag_eval(["--db", settings.db, "--corpus", "elsewhere"]) == 2
     assert "no questions file" in capsys.readouterr().err
-    assert graphrag_eval([str(questions), "--db", settings.database, "--corpus", "elsewhere"]) == 2
+    assert graphrag_eval([str(questions), "--db", settings.db, "--corpus", "elsewhere"]) == 2
     assert "no corpus 'elsewhere'" in capsys.readouterr().err
     assert {row["question_id"]: row["answer_contains"] for row in rows} == {
         "founded": False,

@@ -179,9 +179,7 @@ def test_full_names_said_once_survive_pruning_but_single_words_need_two_mentions
         documents=["d"] * 3,
         chunks=[0, 1, 2],
     )
-    entities, relationships = build_graph(
-        *extract_offline(units), units, "c", GraphSettings(min_edge_weight_percentile=0)
-    )
+    entities, relationships = build_graph(*extract_offline(units), units, "c", GraphSettings(min_edge_weight_pct=0))
     titles = set(entities["title"])
     assert {"Nicki Minaj", "Heinkel HD 38", "Anna Lee", "Ben Moss", "Greta Garbo"} <= titles
     assert "Xiamen" not in titles  # one word, said once: still pruned as rare
@@ -203,9 +201,7 @@ def test_titles_and_full_names_stay_without_edges():
         ]
     )
     records, relationships = extract_offline(units, {"d0": "Marufabad"})
-    entities, relationships = build_graph(
-        records, relationships, units, "c", GraphSettings(min_edge_weight_percentile=60)
-    )
+    entities, relationships = build_graph(records, relationships, units, "c", GraphSettings(min_edge_weight_pct=60))
     rows = {r["title"]: r for r in entities.iter_rows(named=True)}
     assert rows["Nicki Minaj"]["degree"] == 0
     assert rows["Marufabad"]["type"] == "GEO" and rows["Marufabad"]["frequency"] == 1
@@ -270,7 +266,7 @@ def test_a_title_is_found_without_its_header_line_and_function_word_titles_claim
 def test_the_index_makes_each_given_title_an_entity_and_no_file_name(sample_index):
     import duckdb
 
-    with duckdb.connect(sample_index.database, read_only=True) as connection:
+    with duckdb.connect(sample_index.db, read_only=True) as connection:
         titled = set(
             connection.execute("SELECT DISTINCT title FROM extracted_entities WHERE document_title").pl()["title"]
         )
@@ -370,6 +366,6 @@ def test_a_noun_phrase_repeated_by_one_document_only_is_pruned():
     ]
     steam = ["The steam engine reached Leeds.", "A steam engine left Leeds.", "Leeds built the steam engine."]
     units = _units(plump + steam, documents=["book"] * 3 + ["a", "b", "c"], chunks=[0, 1, 2, 0, 0, 0])
-    entities, _ = build_graph(*extract_offline(units), units, "c", GraphSettings(min_edge_weight_percentile=0))
+    entities, _ = build_graph(*extract_offline(units), units, "c", GraphSettings(min_edge_weight_pct=0))
     concepts = set(entities.filter(pl.col("type") == "CONCEPT")["title"])
     assert "steam engine" in concepts and "plump sister" not in concepts

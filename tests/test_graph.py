@@ -34,7 +34,7 @@ def test_entities_merge_across_units_with_frequency_and_supporting_units():
             "MARA ELLISON spoke with Victor Ashdown again.",
             "Victor Ashdown sailed from Gullwing Pier to Xiamen.",
         ],
-        min_edge_weight_percentile=0,
+        min_edge_weight_pct=0,
     )
     rows = {r["title"]: r for r in entities.iter_rows(named=True)}
     assert rows["Victor Ashdown"]["frequency"] == 3
@@ -48,7 +48,7 @@ def test_pmi_weights_favour_pairs_that_seek_each_other_out():
     # little, and someone who is in every unit says nothing at all.
     texts = ["Anna Lee and Ben Moss talked. Zed Park listened. Omni Present."] * 3
     texts += ["Zed Park walked alone. Omni Present."] * 5 + ["Cora Bell met Omni Present."] * 2
-    entities, relationships = _graph(texts, min_edge_weight_percentile=0)
+    entities, relationships = _graph(texts, min_edge_weight_pct=0)
     weight = {(r["source"], r["target"]): r["weight"] for r in relationships.iter_rows(named=True)}
     assert weight[("Anna Lee", "Ben Moss")] > weight[("Anna Lee", "Zed Park")] > 0
     assert ("Anna Lee", "Omni Present") not in weight
@@ -64,17 +64,15 @@ def test_pmi_weights_favour_pairs_that_seek_each_other_out():
 def test_weak_edge_pruning_and_deterministic_ids():
     texts = ["Anna Lee met Ben Moss."] * 4 + ["Cora Bell saw Dan Wu."] * 2
     texts += ["Eve Ng called Anna Lee. Cora Bell waved."] * 2 + ["Dan Wu met Eve Ng.", "Ben Moss, Dan Wu."]
-    all_edges = _graph(texts, min_edge_weight_percentile=0)[1]
-    pruned = _graph(texts, min_edge_weight_percentile=50)[1]
+    all_edges = _graph(texts, min_edge_weight_pct=0)[1]
+    pruned = _graph(texts, min_edge_weight_pct=50)[1]
     assert 0 < pruned.height < all_edges.height
     assert pruned["weight"].min() >= all_edges["weight"].quantile(0.5, "lower")
     assert _graph(texts)[1]["id"].to_list() == _graph(texts)[1]["id"].to_list()
 
 
 def test_text_unit_links_list_the_entities_and_relationships_of_each_unit():
-    entities, relationships = _graph(
-        ["Anna Lee met Ben Moss.", "Anna Lee met Ben Moss again."], min_edge_weight_percentile=0
-    )
+    entities, relationships = _graph(["Anna Lee met Ben Moss.", "Anna Lee met Ben Moss again."], min_edge_weight_pct=0)
     links = link_text_units(entities, relationships).sort("text_unit_id")
     assert links["text_unit_id"].to_list() == ["u0", "u1"]
     assert all(len(ids) == 2 for ids in links["entity_ids"])
@@ -118,7 +116,7 @@ def test_hierarchical_communities_on_a_real_book():
     def groups(found):
         return {(row["level"], tuple(row["entity_ids"])) for row in found.iter_rows(named=True)}
 
-    assert groups(detect_communities(relationships, "c", CommunitySettings(seed=7))) == groups(communities)
+    assert groups(detect_communities(relationships, "c", CommunitySettings(leiden_seed=7))) == groups(communities)
     elsewhere = []
     for row in range(0, relationships.height, relationships.height // 8):
         anchor = relationships.row(row, named=True)

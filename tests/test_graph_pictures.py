@@ -122,7 +122,7 @@ def _latest(instance, asset: str) -> dict:
 
 def test_a_build_links_its_pictures_and_its_metadata_tells_each_partition_its_own_rows(index, input_dir, instance):
     settings, report = index(input_dir)
-    with duckdb.connect(settings.database, read_only=True) as connection:
+    with duckdb.connect(settings.db, read_only=True) as connection:
         entities, relationships = (
             connection.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ["entities", "relationships"]
         )
@@ -133,7 +133,7 @@ def test_a_build_links_its_pictures_and_its_metadata_tells_each_partition_its_ow
     found = _latest(instance, "communities")
     for level in range(levels):
         path = found[f"community_map_level_{level}"].value
-        assert path == str(community_map_path(settings.database, "default", level))
+        assert path == str(community_map_path(settings.db, "default", level))
         ET.parse(path)
     assert found["community_map"].value.startswith("![Communities, level 0](data:image/svg+xml;base64,")
     graph = nx.read_graphml(found["graphml_for_gephi"].value)

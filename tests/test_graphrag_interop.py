@@ -160,7 +160,7 @@ def test_import_embeds_with_the_configured_endpoint_model(fake_llm, tmp_path):
     from graphrag_assets.settings import IndexSettings
     from graphrag_query import local_search
 
-    settings = IndexSettings.from_env({}, database=str(tmp_path / "graphrag.duckdb"), vectors=str(tmp_path / "lancedb"))
+    settings = IndexSettings.from_env({}, db=str(tmp_path / "graphrag.duckdb"), vectors=str(tmp_path / "lancedb"))
     rows = import_graphrag(GRAPHRAG_SAMPLE, "carol", settings)
     models = corpus_rows(tmp_path / "graphrag.duckdb", "carol")["embeddings"]["model"].unique().to_list()
     embedded = sum(
@@ -168,7 +168,7 @@ def test_import_embeds_with_the_configured_endpoint_model(fake_llm, tmp_path):
         for table in ("text_units", "entities", "community_reports")
     )
     assert models == ["fake-embed"] and rows["embeddings"] == embedded and fake_llm.embedding_requests
-    result = local_search("Who is Scrooge's clerk?", use_llm=False, database=settings.database, corpus="carol")
+    result = local_search("Who is Scrooge's clerk?", use_llm=False, database=settings.db, corpus="carol")
     assert result.citations
 
 

@@ -36,7 +36,7 @@ def _rebuild(folder: Path, settings_for, tmp_path: Path):
     from dagster import DagsterInstance
 
     fresh = settings_for(
-        folder, database=str(tmp_path / "rebuilt" / "index.duckdb"), vectors=str(tmp_path / "rebuilt" / "lancedb")
+        folder, db=str(tmp_path / "rebuilt" / "index.duckdb"), vectors=str(tmp_path / "rebuilt" / "lancedb")
     )
     with DagsterInstance.ephemeral() as other:
         report = run_index(fresh, other, lambda: build_definitions(fresh), log=lambda message: None)
@@ -100,8 +100,8 @@ def test_llm_update_costs_only_the_changed_text_and_communities(
     daemon = Daemon(instance, watched)
     daemon.tick()
     first_index = Counter(r["task"] for r in fake.completions())
-    reports_before = set(table(watched.database, "SELECT input_hash FROM community_reports")["input_hash"])
-    units_before = set(table(watched.database, "SELECT id FROM text_units")["id"])
+    reports_before = set(table(watched.db, "SELECT input_hash FROM community_reports")["input_hash"])
+    units_before = set(table(watched.db, "SELECT id FROM text_units")["id"])
 
     _change_corpus(input_dir)
     seen = len(fake.requests)
@@ -109,17 +109,17 @@ def test_llm_update_costs_only_the_changed_text_and_communities(
     update = Counter(r["task"] for r in fake.requests[seen:] if r["path"].endswith("/chat/completions"))
 
     # Extraction (and its gleaning pass) only for the text units that are new.
-    new_units = set(table(watched.database, "SELECT id FROM text_units")["id"]) - units_before
+    new_units = set(table(watched.db, "SELECT id FROM text_units")["id"]) - units_before
     assert update["extract_graph"] == update["glean"] == len(new_units) > 0
     # A report call only for a community whose content changed; the others kept theirs.
-    reports_after = table(watched.database, "SELECT input_hash, generated_by FROM community_reports")
+    reports_after = table(watched.db, "SELECT input_hash, generated_by FROM community_reports")
     rewritten = set(reports_after["input_hash"]) - reports_before
     assert update["community_report"] == len(rewritten) < reports_after.height
     assert set(reports_after["generated_by"]) == {"fake-chat"}
     assert sum(update.values()) < sum(first_index.values())
 
     rebuilt = _rebuild(input_dir, settings_for, tmp_path)
-    assert_same_index(watched.database, rebuilt.database)
+    assert_same_index(watched.db, rebuilt.db)
 
 
 def test_a_graph_build_automation_did_not_launch_is_not_built_again(watched, input_dir, instance):

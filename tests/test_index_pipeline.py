@@ -111,7 +111,7 @@ def test_edit_and_delete_touch_only_their_sources_and_match_a_full_rebuild(
     # A from-scratch index of the final folder reaches the same index.
     fresh_input = tmp_path / "fresh_input"
     shutil.copytree(input_dir, fresh_input)
-    fresh = settings_for(fresh_input, database=str(tmp_path / "fresh.duckdb"), vectors=str(tmp_path / "fresh_lance"))
+    fresh = settings_for(fresh_input, db=str(tmp_path / "fresh.duckdb"), vectors=str(tmp_path / "fresh_lance"))
     run_index(fresh, instance, lambda: build_definitions(fresh), log=lambda message: None)
     assert_same_index(settings.location(), fresh.location())
 
@@ -148,7 +148,7 @@ def test_extractions_from_the_ui_chunk_and_extract_a_file_read_again_and_the_nex
 
     _, report = index(input_dir)
     assert not report.plan.pending and report.graph_runs
-    fresh = settings_for(input_dir, database=str(tmp_path / "fresh.duckdb"), vectors=str(tmp_path / "fresh_lance"))
+    fresh = settings_for(input_dir, db=str(tmp_path / "fresh.duckdb"), vectors=str(tmp_path / "fresh_lance"))
     run_index(fresh, instance, lambda: build_definitions(fresh), log=lambda message: None)
     assert_same_index(settings.location(), fresh.location())
 

@@ -51,7 +51,7 @@ def test_parquet_with_custom_columns_and_stable_document_ids(tmp_path):
         path
     )
     source = SourceFile("default", "rows.parquet", path)
-    columns = TableColumns(text="body", title="name", id="key")
+    columns = TableColumns(text_column="body", title_column="name", id_column="key")
     documents = read_source(source, columns)
     assert documents["title"].to_list() == ["One", "Two"]
     # Identity comes from location + row key: editing the text keeps the id.

@@ -26,7 +26,7 @@ def test_a_file_added_while_a_reader_holds_the_index_reaches_the_published_index
     settings = settings_for(input_dir)
     for name, value in {
         "GRAPHRAG_INPUT_DIR": str(input_dir),
-        "GRAPHRAG_DB": settings.database,
+        "GRAPHRAG_DB": settings.db,
         "GRAPHRAG_VECTORS": settings.vectors,
     }.items():
         monkeypatch.setenv(name, value)
@@ -38,21 +38,19 @@ def test_a_file_added_while_a_reader_holds_the_index_reaches_the_published_index
     (input_dir / "default" / "pier_notes.txt").write_text(
         "Ines Valcourt repaired the Gullwing Pier lights with Mara Ellison.\n"
     )
-    holder = Holder(settings.database)
+    holder = Holder(settings.db)
     monkeypatch.setenv("GRAPHRAG_LOCK_WAIT_SECONDS", "120")
     threading.Timer(3.0, holder.release).start()  # let go 3 s into the run
     daemon.tick()
     assert not daemon.failed, daemon.runs
-    assert published(settings.database, "SELECT count(*) FROM documents WHERE text LIKE '%Ines Valcourt%'") == 1, (
-        daemon.runs
-    )
+    assert published(settings.db, "SELECT count(*) FROM documents WHERE text LIKE '%Ines Valcourt%'") == 1, daemon.runs
 
     # A hold longer than the wait and the step's retries: the run fails, and the file is
     # not taken as seen; the first tick after the holder is gone brings it in.
     (input_dir / "default" / "lighthouse.txt").write_text(
         "Orla Brennick kept the Beacon Point lighthouse log for Clara Okafor.\n"
     )
-    holder = Holder(settings.database)
+    holder = Holder(settings.db)
     monkeypatch.setenv("GRAPHRAG_LOCK_WAIT_SECONDS", "1")
     daemon.tick()
     assert daemon.failed == [("index_sources", "default/lighthouse.txt..")]
@@ -61,8 +59,8 @@ def test_a_file_added_while_a_reader_holds_the_index_reaches_the_published_index
     daemon.tick()
     assert daemon.runs[0] == ("index_sources", "default/lighthouse.txt..")
     assert len(daemon.failed) == 1
-    assert published(settings.database, "SELECT count(*) FROM documents WHERE text LIKE '%Orla Brennick%'") == 1
-    assert published(settings.database, "SELECT count(*) FROM entities WHERE title = 'Orla Brennick'") == 1
+    assert published(settings.db, "SELECT count(*) FROM documents WHERE text LIKE '%Orla Brennick%'") == 1
+    assert published(settings.db, "SELECT count(*) FROM entities WHERE title = 'Orla Brennick'") == 1
 
     # Then a quiet tick: nothing left to retry.
     daemon.runs.clear()
@@ -92,7 +90,7 @@ def test_a_file_added_to_one_of_three_corpora_builds_that_corpus_once(tmp_path, 
     daemon.tick()
     assert daemon.runs == [("index_sources", "recipes/tart.txt.."), ("automation:" + ",".join(GRAPH_ASSETS), "recipes")]
     # The corpus's own snapshot has the file: a local search of recipes can answer about it.
-    assert published(settings.database, "SELECT count(*) FROM entities WHERE title = 'Helen Strand'") == 1
+    assert published(settings.db, "SELECT count(*) FROM entities WHERE title = 'Helen Strand'") == 1
     daemon.runs.clear()
     daemon.follow_automation()
     daemon.tick()

@@ -171,7 +171,7 @@ def test_concurrency_limit_and_async_rate_limit():
         elapsed = time.perf_counter() - started
         assert 0.55 <= elapsed < 2.0  # 12 calls, 4 at a time, 0.2 s each: about 0.6 s
     with FakeOpenAI() as fake:
-        client = _client(fake, requests_per_minute=120)  # 2 per second, bucket starts full
+        client = _client(fake, rpm=120)  # 2 per second, bucket starts full
 
         async def burst():
             return await asyncio.gather(

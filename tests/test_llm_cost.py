@@ -83,7 +83,7 @@ def test_indexing_records_every_call_with_stage_run_and_price_and_new_prices_app
     settings, report = index(input_dir)
     assert not report.failed_runs
 
-    calls = _rows(settings.database, "SELECT * FROM llm_calls")
+    calls = _rows(settings.db, "SELECT * FROM llm_calls")
     paid = [call for call in calls if not call["cached"]]
     # One row per request the server answered, under its stage.
     tasks = Counter(r["task"] for r in fake_llm.completions())
@@ -119,7 +119,7 @@ def test_indexing_records_every_call_with_stage_run_and_price_and_new_prices_app
 
     # Querying the corpus joins the same view: what indexing and querying it cost, by stage or mode and model.
     asked = len(fake_llm.completions())
-    local = search("What did Clara Okafor do?", method="local", database=settings.database, use_llm=True)
+    local = search("What did Clara Okafor do?", method="local", database=settings.db, use_llm=True)
     assert local.answer == "Scripted answer."
     cost = {
         (row["stage"], row["model"]): row
@@ -133,13 +133,13 @@ def test_indexing_records_every_call_with_stage_run_and_price_and_new_prices_app
 
     # A rerun of everything with unchanged inputs is answered by the cache: recorded, at no cost.
     before = len(fake_llm.requests)
-    with duckdb.connect(settings.database) as connection:
+    with duckdb.connect(settings.db) as connection:
         connection.execute("DELETE FROM sources")
         connection.execute("DELETE FROM corpus_builds")
     index(input_dir)
     assert len(fake_llm.requests) == before
     rerun = _rows(
-        settings.database, "SELECT * FROM llm_calls WHERE called_at > ?", [max(call["called_at"] for call in calls)]
+        settings.db, "SELECT * FROM llm_calls WHERE called_at > ?", [max(call["called_at"] for call in calls)]
     )
     assert rerun and all(call["cached"] and call["cost_usd"] == 0 for call in rerun)
     assert Counter(call["stage"] for call in rerun)["extraction"] == tasks["extract_graph"]
@@ -152,13 +152,13 @@ def test_indexing_records_every_call_with_stage_run_and_price_and_new_prices_app
     index(input_dir)
     since = max(call["called_at"] for call in calls + rerun)
     new_calls = _rows(
-        settings.database, "SELECT * FROM llm_calls WHERE called_at > ? AND NOT cached AND model = 'fake-chat'", [since]
+        settings.db, "SELECT * FROM llm_calls WHERE called_at > ? AND NOT cached AND model = 'fake-chat'", [since]
     )
     assert new_calls and all(
         (call["price_input_per_million"], call["price_output_per_million"]) == (4, 16) for call in new_calls
     )
     old_prices = _rows(
-        settings.database,
+        settings.db,
         "SELECT DISTINCT model, price_input_per_million, price_output_per_million FROM llm_calls WHERE called_at <= ?",
         [since],
     )
@@ -166,7 +166,7 @@ def test_indexing_records_every_call_with_stage_run_and_price_and_new_prices_app
         ("fake-chat", *CHAT_PRICE),
         ("fake-embed", *EMBED_PRICE),
     ]
-    assert _rows(settings.database, "SELECT count(*) AS n FROM llm_calls WHERE called_at <= ?", [since]) == [
+    assert _rows(settings.db, "SELECT count(*) AS n FROM llm_calls WHERE called_at <= ?", [since]) == [
         {"n": len(calls) + len(rerun)}
     ]
 
@@ -176,7 +176,7 @@ def query_index(sample_index, tmp_path):
     """A private copy of the sample index (indexed offline), so that queries log their
     calls beside it, not beside the shared sample."""
     database = tmp_path / "graphrag.duckdb"
-    shutil.copyfile(read_pointer(sample_index.database)["snapshot"], database)
+    shutil.copyfile(read_pointer(sample_index.db)["snapshot"], database)
     return database
 
 

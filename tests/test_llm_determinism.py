@@ -194,12 +194,12 @@ def _index(root: Path, input_dir: Path, monkeypatch) -> str:
     shutil.copy(REPO / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     settings = IndexSettings.from_env(
-        {}, input_dir=str(input_dir), database=str(root / "graphrag.duckdb"), vectors=str(root / "lancedb")
+        {}, input_dir=str(input_dir), db=str(root / "graphrag.duckdb"), vectors=str(root / "lancedb")
     )
     with DagsterInstance.get() as instance:
         report = run_index(settings, instance, lambda: build_definitions(settings), log=lambda message: None)
     assert not report.failed_runs
-    return settings.database
+    return settings.db
 
 
 def test_equal_corpora_index_to_equal_tables_whatever_order_the_answers_come_in(tmp_path, monkeypatch):

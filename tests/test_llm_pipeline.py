@@ -12,7 +12,7 @@ KEY = FAKE_LLM_KEY
 
 
 def _sql(settings, query):
-    with duckdb.connect(settings.database, read_only=True) as connection:
+    with duckdb.connect(settings.db, read_only=True) as connection:
         return connection.execute(query).fetchall()
 
 
@@ -96,7 +96,7 @@ def test_llm_index_tables_calls_cache_and_no_key_anywhere(fake_llm, input_dir, i
 
     # Re-materializing everything with unchanged inputs makes zero calls (all cached).
     before = len(fake_llm.requests)
-    with duckdb.connect(settings.database) as connection:
+    with duckdb.connect(settings.db) as connection:
         connection.execute("DELETE FROM sources")
         connection.execute("DELETE FROM corpus_builds")
     _, again = index(input_dir)

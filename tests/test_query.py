@@ -31,7 +31,7 @@ from .conftest import REPO
 
 @pytest.fixture(scope="module")
 def reader(sample_index):
-    return IndexReader(sample_index.database).load()
+    return IndexReader(sample_index.db).load()
 
 
 def _resolves(result, reader):
@@ -46,7 +46,7 @@ def _resolves(result, reader):
 
 
 def test_bm25_terms_are_stored_with_the_index_and_rank_as_the_texts_do(sample_index, reader):
-    with duckdb.connect(str(sample_index.database), read_only=True) as connection:
+    with duckdb.connect(str(sample_index.db), read_only=True) as connection:
         kinds = dict(connection.execute("SELECT kind, count(DISTINCT id) FROM search_terms GROUP BY kind").fetchall())
     assert kinds == {
         "text_unit_text": reader.table("text_units").height,
@@ -202,7 +202,7 @@ def test_queries_succeed_while_another_process_holds_the_index_for_writing(sampl
             sys.executable,
             "-c",
             (
-                f"import duckdb, time; c = duckdb.connect({sample_index.database!r}); c.execute('BEGIN'); "
+                f"import duckdb, time; c = duckdb.connect({sample_index.db!r}); c.execute('BEGIN'); "
                 f"print('locked', "
                 f"flush=True); time.sleep(60)"
             ),
@@ -213,9 +213,9 @@ def test_queries_succeed_while_another_process_holds_the_index_for_writing(sampl
     try:
         assert holder.stdout.readline().strip() == "locked"
         with pytest.raises(duckdb.IOException):
-            duckdb.connect(sample_index.database, read_only=True)  # the live file is locked
+            duckdb.connect(sample_index.db, read_only=True)  # the live file is locked
         started = time.perf_counter()
-        result = search("What did Clara Okafor do for the Verrin River?", database=sample_index.database)
+        result = search("What did Clara Okafor do for the Verrin River?", database=sample_index.db)
         assert time.perf_counter() - started < 20
         assert result.citations
     finally:
@@ -231,7 +231,7 @@ def test_graphrag_query_cli_json(sample_index):
             "graphrag_query.cli",
             "What did Clara Okafor do?",
             "--db",
-            sample_index.database,
+            sample_index.db,
             "--json",
         ],
         capture_output=True,
@@ -253,7 +253,7 @@ def test_graphrag_query_cli_prints_the_answer_then_its_sources(sample_index):
             "graphrag_query.cli",
             "What did Clara Okafor do?",
             "--db",
-            sample_index.database,
+            sample_index.db,
             "--method",
             "local",
         ],
@@ -273,7 +273,7 @@ def test_graphrag_query_cli_prints_the_answer_then_its_sources(sample_index):
             "graphrag_query.cli",
             "anything",
             "--db",
-            str(Path(sample_index.database).with_name("absent.duckdb")),
+            str(Path(sample_index.db).with_name("absent.duckdb")),
         ],
         capture_output=True,
         text=True,
@@ -332,7 +332,7 @@ def test_graphrag_query_help_lists_every_option_of_the_api():
 def test_graphrag_query_options_reach_the_answer_and_an_unknown_corpus_names_the_corpora(sample_index):
     def query(*arguments):
         return subprocess.run(
-            [sys.executable, "-m", "graphrag_query.cli", *arguments, "--db", sample_index.database],
+            [sys.executable, "-m", "graphrag_query.cli", *arguments, "--db", sample_index.db],
             capture_output=True,
             text=True,
             cwd=REPO,
@@ -363,7 +363,7 @@ def test_basic_search_fills_its_budget_instead_of_stopping_at_ten_passages(index
             f"Harbor log {number}: the pilot boat Gannet {number} guided a freighter past Gullwing Pier.\n"
         )
     settings, _ = index(input_dir.parent)
-    reader = IndexReader(settings.database, "harbor")
+    reader = IndexReader(settings.db, "harbor")
     full = basic_search("Which pilot boat guided a freighter past Gullwing Pier?", reader=reader, use_llm=False)
     assert full.context["sources"].height == 30 and full.usage.context_tokens <= 12_000
     small = basic_search("Which pilot boat guided a freighter?", reader=reader, use_llm=False, budget=200)
@@ -401,7 +401,7 @@ def test_offline_local_answer_names_a_two_hop_answer_through_its_bridge(index, t
     settings, _ = index(input_dir.parent)
     result = local_search(
         "Where was the director of film Blue Harbour born?",
-        reader=IndexReader(settings.database, "films"),
+        reader=IndexReader(settings.db, "films"),
         use_llm=False,
     )
     statement = result.answer.splitlines()[1]

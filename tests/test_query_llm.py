@@ -32,7 +32,7 @@ def fake_llm(monkeypatch):
 
 @pytest.fixture(scope="module")
 def reader(sample_index):
-    return IndexReader(sample_index.database).load()
+    return IndexReader(sample_index.db).load()
 
 
 def test_global_map_reduce_with_the_model(fake_llm, reader):

@@ -88,7 +88,7 @@ def test_real_server_answers_become_the_index_and_bad_ones_are_recorded(replayed
     input_dir = tmp_path / "input"
     shutil.copytree(CORPUS, input_dir / CORPUS_NAME)
     settings, report = index(input_dir)
-    database = settings.database
+    database = settings.db
     served = list(replayed.served)
     completions = [s for s in served if s["path"].endswith("/chat/completions")]
     assert completions and replayed.unmatched == 0  # the product asked exactly what was recorded
@@ -202,7 +202,7 @@ def test_each_query_mode_answers_with_what_the_server_wrote(replayed, index, tmp
     before = len(replayed.served)
 
     def asked():
-        return search(QUESTIONS[method], method=method, database=settings.database, corpus=CORPUS_NAME, use_llm=True)
+        return search(QUESTIONS[method], method=method, database=settings.db, corpus=CORPUS_NAME, use_llm=True)
 
     recorded = [r for r in replayed.records if r["task"] in TASKS_OF_MODE[method]]
     if not recorded:

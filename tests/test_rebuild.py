@@ -56,7 +56,7 @@ def test_a_stage_code_version_change_redoes_that_stage_and_what_follows_only(
     index, input_dir, instance, monkeypatch, settings_for, tmp_path
 ):
     settings, _ = index(input_dir)
-    before, counts = _rows(settings.database), _materializations(instance)
+    before, counts = _rows(settings.db), _materializations(instance)
 
     # Clustering's code changed: communities, reports, vectors and the published index
     # are built again; chunks, extractions and the merged graph are left as they were.
@@ -84,9 +84,9 @@ def test_a_stage_code_version_change_redoes_that_stage_and_what_follows_only(
         after[asset] == counts[asset] + 1
         for asset in ["communities", "community_reports", "embeddings", "evaluations", "published_index"]
     )
-    for table, rows in _rows(settings.database).items():
+    for table, rows in _rows(settings.db).items():
         assert rows.equals(before[table]), table
-    recorded = _table(settings.database, "SELECT stage_fingerprints FROM corpus_builds")["stage_fingerprints"][0]
+    recorded = _table(settings.db, "SELECT stage_fingerprints FROM corpus_builds")["stage_fingerprints"][0]
     assert fingerprints.load_fingerprints(recorded)["clustering"].version == version
 
     # The chunker's code changed: every source is chunked and extracted again from its
@@ -100,7 +100,7 @@ def test_a_stage_code_version_change_redoes_that_stage_and_what_follows_only(
     assert all(after[asset] == counts[asset] + 1 for asset in ALL_ASSETS if asset != "documents")
     assert _latest(instance, "text_units")["sources_chunked"] == SOURCES
     assert _latest(instance, "extractions")["sources_extracted"] == SOURCES
-    now = _rows(settings.database)
+    now = _rows(settings.db)
     assert now["documents"].equals(before["documents"])
     assert (now["sources"]["indexed_at"] > before["sources"]["indexed_at"]).all()
     # The same chunker under a new number gives the same chunks: nothing else moved.
@@ -111,9 +111,9 @@ def test_a_stage_code_version_change_redoes_that_stage_and_what_follows_only(
     assert not report.did_work
 
     # A full index of the same folder by the new code equals the redone one.
-    fresh = settings_for(input_dir, database=str(tmp_path / "fresh.duckdb"), vectors=str(tmp_path / "fresh_lance"))
+    fresh = settings_for(input_dir, db=str(tmp_path / "fresh.duckdb"), vectors=str(tmp_path / "fresh_lance"))
     run_index(fresh, instance, lambda: build_definitions(fresh), log=lambda message: None)
-    assert_same_index(settings.database, fresh.database)
+    assert_same_index(settings.db, fresh.db)
 
 
 def test_a_changed_extractor_re_extracts_every_source_from_the_cache(fake_llm, index, input_dir, instance, monkeypatch):

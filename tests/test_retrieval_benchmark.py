@@ -57,7 +57,7 @@ def test_retrieval_on_a_2wiki_slice_meets_its_floors(index, tmp_path, monkeypatc
 
     from graphrag_query import IndexReader
 
-    reader = IndexReader(database=settings.database, corpus=bench.CORPUS).load()
+    reader = IndexReader(database=settings.db, corpus=bench.CORPUS).load()
     golds = [q["gold_titles"] for q in questions]
 
     bm25 = bench.run_bm25(corpus, questions, budgets=(4000,))

@@ -32,7 +32,7 @@ LABELLED = [
 
 @pytest.fixture(scope="module")
 def reader(sample_index):
-    return IndexReader(sample_index.database).load()
+    return IndexReader(sample_index.db).load()
 
 
 @pytest.mark.parametrize("question, kind", LABELLED)

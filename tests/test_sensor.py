@@ -93,7 +93,7 @@ def test_consistency_pass_rereads_changed_and_incompletely_indexed_sources(index
     settings, _ = index(input_dir)
     for name, value in {
         "GRAPHRAG_INPUT_DIR": str(input_dir),
-        "GRAPHRAG_DB": settings.database,
+        "GRAPHRAG_DB": settings.db,
         "GRAPHRAG_VECTORS": settings.vectors,
     }.items():
         monkeypatch.setenv(name, value)
@@ -102,11 +102,11 @@ def test_consistency_pass_rereads_changed_and_incompletely_indexed_sources(index
 
     edited = input_dir / "default" / "river_cleanup.txt"
     edited.write_text(edited.read_text(encoding="utf-8") + "\nClara Okafor thanked the volunteers.\n", encoding="utf-8")
-    with duckdb.connect(settings.database) as connection:
+    with duckdb.connect(settings.db) as connection:
         connection.execute(
             "UPDATE sources SET settings_hash = NULL WHERE source_partition = 'default/calder_shipping.txt'"
         )
-    publish_snapshot(settings.database, settings.vectors, "default")
+    publish_snapshot(settings.db, settings.vectors, "default")
     requests = consistency_sensor(context)
     assert sorted((r.tags[RANGE_START_TAG], r.tags[RANGE_END_TAG]) for r in requests) == [
         ("default/calder_shipping.txt", "default/calder_shipping.txt"),
@@ -120,11 +120,11 @@ def test_consistency_pass_finishes_a_build_that_was_not_published(index, input_d
     settings, _ = index(input_dir)
     for name, value in {
         "GRAPHRAG_INPUT_DIR": str(input_dir),
-        "GRAPHRAG_DB": settings.database,
+        "GRAPHRAG_DB": settings.db,
         "GRAPHRAG_VECTORS": settings.vectors,
     }.items():
         monkeypatch.setenv(name, value)
-    pointer_path(settings.database).unlink()
+    pointer_path(settings.db).unlink()
     requests = consistency_sensor(build_sensor_context(instance=instance))
     assert [(r.job_name, r.partition_key, r.asset_selection) for r in requests] == [
         ("build_graph", "default", [AssetKey("evaluations"), AssetKey("published_index")])
@@ -132,7 +132,7 @@ def test_consistency_pass_finishes_a_build_that_was_not_published(index, input_d
 
     code = "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('open', flush=True); sys.stdin.read()"
     holder = subprocess.Popen(
-        [sys.executable, "-c", code, settings.database], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", code, settings.db], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     assert holder.stdout.readline().strip() == "open"
     try:

@@ -16,7 +16,7 @@ def _sql(*args: str, stdin: str | None = None, database: str) -> subprocess.Comp
 
 
 def test_sql_runs_on_the_published_snapshot_while_the_live_file_is_held_for_writing(sample_index):
-    database = sample_index.database
+    database = sample_index.db
     snapshot = read_pointer(database)["snapshot"]
     # An indexer holding the live file: the snapshot stays readable.
     with duckdb.connect(database):
@@ -33,7 +33,7 @@ def test_sql_runs_on_the_published_snapshot_while_the_live_file_is_held_for_writ
 
 
 def test_sql_errors_and_a_missing_index_are_named(sample_index, tmp_path):
-    wrong = _sql("SELECT * FROM no_such_table", database=sample_index.database)
+    wrong = _sql("SELECT * FROM no_such_table", database=sample_index.db)
     assert wrong.returncode == 1 and "no_such_table" in wrong.stderr
     missing = _sql("SELECT 1", database=str(tmp_path / "nothing.duckdb"))
     assert missing.returncode == 2 and "run graphrag-index first" in missing.stderr

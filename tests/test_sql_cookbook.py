@@ -61,7 +61,7 @@ def snapshot(sample_index, tmp_path_factory) -> str:
     call, a failed call and an unreadable file are added through the index's own write
     paths (the sample is indexed offline and reads every file)."""
     copy = tmp_path_factory.mktemp("cookbook") / "snapshot.duckdb"
-    shutil.copyfile(read_pointer(sample_index.database)["snapshot"], copy)
+    shutil.copyfile(read_pointer(sample_index.db)["snapshot"], copy)
     now = dt.datetime.now(dt.UTC)
     # The sample's build asked two questions (the second one it cannot answer), as an
     # evaluated build records them.
@@ -127,13 +127,13 @@ def test_every_cookbook_query_answers_on_the_sample_index(sql, query):
 
 def test_the_published_snapshot_has_the_views_and_the_live_file_only_tables(sample_index):
     names = {view.name for view in VIEWS}
-    with duckdb.connect(read_pointer(sample_index.database)["snapshot"], read_only=True) as published:
+    with duckdb.connect(read_pointer(sample_index.db)["snapshot"], read_only=True) as published:
         assert names <= {row[0] for row in published.execute("SELECT view_name FROM duckdb_views()").fetchall()}
         macros = published.execute(
             "SELECT function_name FROM duckdb_functions() WHERE function_type = 'table_macro'"
         ).fetchall()
         assert {macro.name for macro in MACROS} <= {row[0] for row in macros}
-    with duckdb.connect(sample_index.database, read_only=True) as live:
+    with duckdb.connect(sample_index.db, read_only=True) as live:
         assert not names & {row[0] for row in live.execute("SELECT view_name FROM duckdb_views()").fetchall()}
 
 

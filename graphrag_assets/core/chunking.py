@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Literal
 
 import polars as pl
 
@@ -26,10 +25,9 @@ from graphrag_common.ids import content_hash, stable_id
 from graphrag_common.sentences import split_sentences
 from graphrag_common.tokens import DEFAULT_ENCODING, get_encoding
 
+from ..configuration import check, default_of
 from .content import Wrapping, content_text, wrapping_spans
 from .inputs import given_title
-
-ChunkingMode = Literal["tokens", "sentences"]
 
 TEXT_UNIT_COLUMNS = {
     "id": pl.String,
@@ -46,21 +44,21 @@ TEXT_UNIT_COLUMNS = {
 
 @dataclass(frozen=True)
 class ChunkingSettings:
-    size: int = 1200
-    overlap: int = 100
-    mode: ChunkingMode = "tokens"
+    chunk_size: int = default_of("GRAPHRAG_CHUNK_SIZE")
+    chunk_overlap: int = default_of("GRAPHRAG_CHUNK_OVERLAP")
+    chunking_mode: str = default_of("GRAPHRAG_CHUNKING_MODE")  # its choices are declared there
     encoding: str = DEFAULT_ENCODING
-    keep_wrapping: bool = False  # chunk the whole text, not only its content (core/content.py)
+    # Chunk the whole text, not only its content (core/content.py).
+    keep_wrapping: bool = default_of("GRAPHRAG_KEEP_WRAPPING")
 
     def __post_init__(self):
-        if self.size <= 0:
-            raise ValueError(f"chunk size must be positive (GRAPHRAG_CHUNK_SIZE), got {self.size}")
-        if not 0 <= self.overlap < self.size:
+        check("GRAPHRAG_CHUNK_SIZE", self.chunk_size)
+        check("GRAPHRAG_CHUNKING_MODE", self.chunking_mode)
+        if not 0 <= self.chunk_overlap < self.chunk_size:
             raise ValueError(
-                f"chunk overlap must be >= 0 and < chunk size {self.size} (GRAPHRAG_CHUNK_OVERLAP), got {self.overlap}"
+                f"chunk overlap must be >= 0 and < chunk size {self.chunk_size} (GRAPHRAG_CHUNK_OVERLAP), got "
+                f"{self.chunk_overlap}"
             )
-        if self.mode not in ("tokens", "sentences"):
-            raise ValueError(f"chunking mode must be 'tokens' or 'sentences', got {self.mode!r}")
 
 
 def _token_windows(text: str, settings: ChunkingSettings) -> list[str]:
@@ -70,10 +68,10 @@ def _token_windows(text: str, settings: ChunkingSettings) -> list[str]:
         return []
     _, offsets = encoding.decode_with_offsets(tokens)
     bounds = offsets + [len(text)]
-    step = settings.size - settings.overlap
+    step = settings.chunk_size - settings.chunk_overlap
     chunks = []
     for start in range(0, len(tokens), step):
-        end = min(start + settings.size, len(tokens))
+        end = min(start + settings.chunk_size, len(tokens))
         chunks.append(text[bounds[start] : bounds[end]])
         if end == len(tokens):
             break
@@ -85,10 +83,13 @@ def _sentence_windows(text: str, settings: ChunkingSettings) -> list[str]:
     sentences = []
     for sentence in split_sentences(text):
         n = len(encoding.encode(sentence, disallowed_special=()))
-        if n > settings.size:  # one over-long sentence is cut by tokens
+        if n > settings.chunk_size:  # one over-long sentence is cut by tokens
             sentences.extend(
                 (piece, len(encoding.encode(piece, disallowed_special=())))
-                for piece in _token_windows(sentence, ChunkingSettings(settings.size, 0, "tokens", settings.encoding))
+                for piece in _token_windows(
+                    sentence,
+                    ChunkingSettings(chunk_size=settings.chunk_size, chunk_overlap=0, encoding=settings.encoding),
+                )
             )
         else:
             sentences.append((sentence, n))
@@ -96,12 +97,12 @@ def _sentence_windows(text: str, settings: ChunkingSettings) -> list[str]:
     current: list[tuple[str, int]] = []
     current_tokens = 0
     for sentence, n in sentences:
-        if current and current_tokens + n > settings.size:
+        if current and current_tokens + n > settings.chunk_size:
             chunks.append("".join(s for s, _ in current))
             # Carry whole trailing sentences up to the overlap budget into the next chunk.
             carried, carried_tokens = [], 0
             for s, k in reversed(current):
-                if carried_tokens + k > settings.overlap:
+                if carried_tokens + k > settings.chunk_overlap:
                     break
                 carried.insert(0, (s, k))
                 carried_tokens += k
@@ -114,7 +115,7 @@ def _sentence_windows(text: str, settings: ChunkingSettings) -> list[str]:
 
 
 def chunk_text(text: str, settings: ChunkingSettings = ChunkingSettings()) -> list[str]:
-    chunks = _token_windows(text, settings) if settings.mode == "tokens" else _sentence_windows(text, settings)
+    chunks = _token_windows(text, settings) if settings.chunking_mode == "tokens" else _sentence_windows(text, settings)
     return [chunk for chunk in chunks if chunk.strip()]
 
 

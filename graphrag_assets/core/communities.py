@@ -31,6 +31,8 @@ import polars as pl
 
 from graphrag_common.ids import stable_id
 
+from ..configuration import check, default_of
+
 COMMUNITY_COLUMNS = {
     "id": pl.String,
     "human_readable_id": pl.Int64,
@@ -50,21 +52,18 @@ COMMUNITY_COLUMNS = {
 
 @dataclass(frozen=True)
 class CommunitySettings:
-    max_cluster_size: int = 10
-    seed: int = 0xDEADBEEF
-    trials: int = 100  # Leiden runs per partition, best modularity kept (see module docstring)
-    iterations: int = 2  # Leiden cycles per run
+    max_cluster_size: int = default_of("GRAPHRAG_MAX_CLUSTER_SIZE")
+    leiden_seed: int = default_of("GRAPHRAG_LEIDEN_SEED")
+    # Leiden runs per partition, best modularity kept (see module docstring).
+    leiden_trials: int = default_of("GRAPHRAG_LEIDEN_TRIALS")
+    leiden_iterations: int = default_of("GRAPHRAG_LEIDEN_ITERATIONS")  # Leiden cycles per run
     use_lcc: bool = False  # cluster only the largest connected component (graphrag's option)
     exclude_ego_node: bool = True
 
     def __post_init__(self):
-        if self.max_cluster_size < 2:
-            raise ValueError(f"max_cluster_size must be >= 2 (GRAPHRAG_MAX_CLUSTER_SIZE), got {self.max_cluster_size}")
-        if self.trials < 1 or self.iterations < 1:
-            raise ValueError(
-                f"GRAPHRAG_LEIDEN_TRIALS and GRAPHRAG_LEIDEN_ITERATIONS must be >= 1, got {self.trials} "
-                f"and {self.iterations}"
-            )
+        check("GRAPHRAG_MAX_CLUSTER_SIZE", self.max_cluster_size)
+        check("GRAPHRAG_LEIDEN_TRIALS", self.leiden_trials)
+        check("GRAPHRAG_LEIDEN_ITERATIONS", self.leiden_iterations)
 
 
 def ego_node(relationships: pl.DataFrame) -> str | None:
@@ -94,9 +93,11 @@ def _largest_component(edges: list[tuple[str, str, float]]) -> list[tuple[str, s
 
 
 def _partition(edges: list[tuple[str, str, float]], settings: CommunitySettings) -> list[list[str]]:
-    """The best of ``settings.trials`` Leiden partitions, as sorted member lists ordered by
+    """The best of ``settings.leiden_trials`` Leiden partitions, as sorted member lists ordered by
     their first member (numbering that depends on the groups, not on Leiden's labels)."""
-    _, membership = gn.leiden(edges, seed=settings.seed, trials=settings.trials, iterations=settings.iterations)
+    _, membership = gn.leiden(
+        edges, seed=settings.leiden_seed, trials=settings.leiden_trials, iterations=settings.leiden_iterations
+    )
     groups: dict[int, list[str]] = defaultdict(list)
     for node, label in membership.items():
         groups[label].append(node)

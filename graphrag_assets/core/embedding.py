@@ -19,6 +19,8 @@ import polars as pl
 
 from graphrag_common.ids import content_hash
 
+from ..configuration import check, default_of
+
 EMBEDDING_KINDS = ("text_unit_text", "entity_description", "community_full_content")
 _TOKEN = re.compile(r"[\w\u4e00-\u9fff]+", re.UNICODE)
 
@@ -32,7 +34,7 @@ class Embedder(Protocol):
 
 @dataclass(frozen=True)
 class HashedNgramEmbedder:
-    dimensions: int = 256
+    dimensions: int = default_of("GRAPHRAG_EMBEDDING_DIMENSIONS")
 
     @property
     def name(self) -> str:
@@ -110,12 +112,11 @@ def _quiet_progress_bars() -> None:
             pass
 
 
-def make_embedder(name: str, dimensions: int = 256) -> Embedder:
-    if name == "hashed":
-        return HashedNgramEmbedder(dimensions)
-    if name == "minilm":
+def make_embedder(embedder: str, embedding_dimensions: int = default_of("GRAPHRAG_EMBEDDING_DIMENSIONS")) -> Embedder:
+    check("GRAPHRAG_EMBEDDER", embedder)
+    if embedder == "minilm":
         return MiniLMEmbedder()
-    raise ValueError(f"unknown embedder {name!r} (GRAPHRAG_EMBEDDER must be 'hashed' or 'minilm')")
+    return HashedNgramEmbedder(check("GRAPHRAG_EMBEDDING_DIMENSIONS", embedding_dimensions))
 
 
 EMBEDDING_COLUMNS = {

@@ -31,6 +31,7 @@ import polars as pl
 from graphrag_common.ids import stable_id
 from graphrag_common.relationships import cooccurrence_description
 
+from ..configuration import check, default_of
 from .extraction.records import majority_type
 
 ENTITY_COLUMNS = {
@@ -62,17 +63,18 @@ RELATIONSHIP_COLUMNS = {
 
 @dataclass(frozen=True)
 class GraphSettings:
-    min_name_mentions: int = 2  # a single-word proper name must be mentioned at least this often
-    min_concept_frequency: int = 3  # lower-case noun phrases, the noisier kind: text units
-    min_edge_weight_percentile: float = 40.0
+    # A single-word proper name must be mentioned at least this often.
+    min_name_mentions: int = default_of("GRAPHRAG_MIN_NAME_MENTIONS")
+    # Lower-case noun phrases, the noisier kind: text units.
+    min_concept_frequency: int = default_of("GRAPHRAG_MIN_CONCEPT_FREQUENCY")
+    min_edge_weight_pct: float = default_of("GRAPHRAG_MIN_EDGE_WEIGHT_PCT")
     min_node_degree: int = 1
     max_description_sentences: int = 4
 
     def __post_init__(self):
-        if not 0 <= self.min_edge_weight_percentile < 100:
-            raise ValueError("min_edge_weight_percentile must be in [0, 100) (GRAPHRAG_MIN_EDGE_WEIGHT_PCT)")
-        if self.min_name_mentions < 1 or self.min_concept_frequency < 1:
-            raise ValueError("GRAPHRAG_MIN_NAME_MENTIONS and GRAPHRAG_MIN_CONCEPT_FREQUENCY must be >= 1")
+        check("GRAPHRAG_MIN_NAME_MENTIONS", self.min_name_mentions)
+        check("GRAPHRAG_MIN_CONCEPT_FREQUENCY", self.min_concept_frequency)
+        check("GRAPHRAG_MIN_EDGE_WEIGHT_PCT", self.min_edge_weight_pct)
 
 
 def _join_descriptions(descriptions: list[str], limit: int) -> str:
@@ -207,7 +209,7 @@ def build_graph(
     said_once = pl.col("source_key").is_in(once) | pl.col("target_key").is_in(once)
     pairs = pairs.filter((pl.col("weight") > 0) & ~(said_once & (pl.col("s_ab") == 0)))
     if pairs.height:
-        threshold = pairs["weight"].quantile(settings.min_edge_weight_percentile / 100, "lower")
+        threshold = pairs["weight"].quantile(settings.min_edge_weight_pct / 100, "lower")
         pairs = pairs.filter(pl.col("weight") >= threshold)
 
     degree = (

@@ -24,6 +24,8 @@ import polars as pl
 
 from graphrag_common.ids import content_hash, stable_id
 
+from ..configuration import default_of
+
 TEXT_SUFFIXES = {".txt", ".md"}
 TABLE_SUFFIXES = {".csv", ".jsonl", ".parquet"}
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES | TABLE_SUFFIXES
@@ -55,9 +57,9 @@ class InputError(ValueError):
 class TableColumns:
     """Which columns of a CSV/JSONL/Parquet source hold the text, title and id."""
 
-    text: str = "text"
-    title: str | None = "title"
-    id: str | None = "id"
+    text_column: str = default_of("GRAPHRAG_TEXT_COLUMN")
+    title_column: str | None = default_of("GRAPHRAG_TITLE_COLUMN")
+    id_column: str | None = default_of("GRAPHRAG_ID_COLUMN")
 
 
 @dataclass(frozen=True)
@@ -348,37 +350,38 @@ def read_source(source: SourceFile, columns: TableColumns = TableColumns(), raw:
         if not rows:
             raise InputError(source_path, "table has no rows")
         available = list(rows[0].keys())
-        if columns.text not in available:
+        if columns.text_column not in available:
             raise InputError(
                 source_path,
-                f"text column '{columns.text}' not found (columns: {', '.join(map(str, available))}); "
+                f"text column '{columns.text_column}' not found (columns: {', '.join(map(str, available))}); "
                 "set GRAPHRAG_TEXT_COLUMN",
             )
         records = []
         for index, row in enumerate(rows):
-            text = row.get(columns.text)
+            text = row.get(columns.text_column)
             if text is not None and not isinstance(text, str):
                 # A number or a list written out would be indexed as if it were prose.
                 raise InputError(
                     source_path,
-                    f"text column '{columns.text}' holds {type(text).__name__} values, not strings "
+                    f"text column '{columns.text_column}' holds {type(text).__name__} values, not strings "
                     f"(record {index + 1}: {text!r:.60}); set GRAPHRAG_TEXT_COLUMN to a column of text",
                 )
             if text is None or not text.strip():
                 continue  # an empty cell is not a document
-            key = row.get(columns.id) if columns.id else None
+            key = row.get(columns.id_column) if columns.id_column else None
             key = str(key) if key not in (None, "") else f"row-{index}"
-            title = row.get(columns.title) if columns.title else None
+            title = row.get(columns.title_column) if columns.title_column else None
             title = str(title) if title not in (None, "") else f"{source.path.name}#{key}"
             records.append({"key": key, "title": title, "text": text})
         if not records:
-            raise InputError(source_path, f"every value of text column '{columns.text}' is empty")
+            raise InputError(source_path, f"every value of text column '{columns.text_column}' is empty")
         duplicated = [key for key, n in Counter(r["key"] for r in records).items() if n > 1]
         if duplicated:
             more = f" and {len(duplicated) - 5} more" if len(duplicated) > 5 else ""
             raise InputError(
                 source_path,
-                f"duplicate document ids in id column '{columns.id}': {', '.join(map(repr, duplicated[:5]))}{more}",
+                f"duplicate document ids in id column '{columns.id_column}': "
+                f"{', '.join(map(repr, duplicated[:5]))}{more}",
             )
     frame = pl.DataFrame(
         {

@@ -79,6 +79,7 @@ from typing import NamedTuple
 import polars as pl
 from rapidfuzz.distance import OSA
 
+from ..configuration import default_of
 from .extraction.names import name_key
 from .extraction.stopwords import STOPWORDS
 from .inputs import TEXT_SUFFIXES
@@ -113,7 +114,7 @@ VARIANT = "spelling variant, same context"
 
 @dataclass(frozen=True)
 class ResolutionSettings:
-    enabled: bool = True
+    entity_resolution: bool = default_of("GRAPHRAG_ENTITY_RESOLUTION")
     min_name_length: int = 4  # shorter names are too ambiguous to merge by spelling
     min_variant_length: int = 6  # one letter apart, shorter words are usually different words
     min_context_similarity: float = 0.5  # cosine of the words around two spelling variants
@@ -659,7 +660,7 @@ def _word_evidence(
 def candidate_pairs(records: pl.DataFrame, settings: ResolutionSettings = ResolutionSettings()) -> pl.DataFrame:
     """The merges the rules propose for extracted entity records (text_unit_id,
     source_partition, name_key, title, type, description, mentions), as pairs (PAIR_COLUMNS)."""
-    if not settings.enabled or records.is_empty():
+    if not settings.entity_resolution or records.is_empty():
         return pl.DataFrame(schema=PAIR_COLUMNS)
     names = _names(records)
     pairs: dict[tuple[str, str], tuple[str, float]] = {}

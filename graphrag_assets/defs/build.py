@@ -18,7 +18,7 @@ def build_definitions(settings: IndexSettings) -> Definitions:
         resources={
             "settings": settings,
             "database": IndexDatabase(
-                database=settings.database,
+                database=settings.db,
                 ducklake_catalog=settings.ducklake_catalog,
                 ducklake_data_path=settings.ducklake_data_path,
             ),

@@ -31,12 +31,12 @@ def import_main(argv: list[str] | None = None) -> int:
     from .loading import import_graphrag
 
     try:
-        settings = IndexSettings.from_env(database=args.db, vectors=args.vectors)
+        settings = IndexSettings.from_env(db=args.db, vectors=args.vectors)
         rows = import_graphrag(Path(args.folder), args.corpus, settings)
     except ValueError as error:  # a bad folder, file, column or setting (GraphragFormatError included)
         print(f"graphrag-import: {error}", file=sys.stderr)
         return 2
-    print(f"graphrag-import: {args.folder} -> corpus {args.corpus} in {settings.database}, published")
+    print(f"graphrag-import: {args.folder} -> corpus {args.corpus} in {settings.db}, published")
     print("  " + ", ".join(f"{name} {count}" for name, count in rows.items()))
     return 0
 

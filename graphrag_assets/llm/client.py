@@ -134,7 +134,7 @@ class LLMClient:
             self._loop = loop
             self._completion_slots = asyncio.Semaphore(self.settings.concurrency)
             self._embedding_slots = asyncio.Semaphore(self.settings.embedding_concurrency)
-            self._limiter = RateLimiter(self.settings.requests_per_minute, self.settings.tokens_per_minute)
+            self._limiter = RateLimiter(rpm=self.settings.rpm, tpm=self.settings.tpm)
             self._chat_api = None
             self._embeddings = None
             self._ahead, self._ahead_requests = [], []
@@ -176,7 +176,7 @@ class LLMClient:
         return Endpoint(
             url,
             key.get_secret_value() if key else None,  # local servers (Ollama, vLLM) need no key
-            self.settings.timeout_seconds,
+            self.settings.timeout,
             _tls_context(not url.startswith("http://")),
             self.settings.api_version,
         )
@@ -208,7 +208,7 @@ class LLMClient:
     def _token_estimate(self, messages: list[dict]) -> int:
         """What a call counts against the tokens-per-minute limit. Counted only under such a
         limit: tokenizing a long prompt holds up the event loop."""
-        return _prompt_tokens(messages) + COMPLETION_ALLOWANCE if self.settings.tokens_per_minute else 0
+        return _prompt_tokens(messages) + COMPLETION_ALLOWANCE if self.settings.tpm else 0
 
     async def _with_retries(
         self, stage: str, call, estimated_tokens: int, slots: asyncio.Semaphore, *, keep_slot: bool = False

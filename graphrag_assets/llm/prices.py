@@ -17,10 +17,9 @@ from __future__ import annotations
 import csv
 import tomllib
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 PRICES_VARIABLE = "GRAPHRAG_LLM_PRICES"
-PRICE_FIELDS = ("input_per_million", "output_per_million")
 
 
 class ModelPrice(NamedTuple):
@@ -28,6 +27,9 @@ class ModelPrice(NamedTuple):
 
     input_per_million: float
     output_per_million: float
+
+
+PRICE_FIELDS = ModelPrice._fields  # the file's columns (CSV) or keys (TOML)
 
 
 def call_cost_usd(prompt_tokens: int, completion_tokens: int, price: ModelPrice) -> float:
@@ -56,9 +58,9 @@ def read_price_file(path: str | Path) -> dict[str, ModelPrice]:
     return {model: _price(path, model, entry) for model, entry in entries.items()}
 
 
-def _price(path: Path, model: str, entry: object) -> ModelPrice:
+def _price(path: Path, model: str, entry: Any) -> ModelPrice:  # Any: a CSV row, or any TOML value
     try:
-        price = ModelPrice(*(float(entry[field]) for field in PRICE_FIELDS))  # type: ignore[index]
+        price = ModelPrice(**{field: float(entry[field]) for field in PRICE_FIELDS})
     except (TypeError, KeyError, ValueError):
         raise ValueError(
             f"{PRICES_VARIABLE}: {path}, model {model!r} needs numbers {' and '.join(PRICE_FIELDS)}"

@@ -31,9 +31,11 @@ class TokenBucket:
 
 
 class RateLimiter:
-    def __init__(self, requests_per_minute: int = 0, tokens_per_minute: int = 0):
-        self.requests = TokenBucket(requests_per_minute)
-        self.tokens = TokenBucket(tokens_per_minute)
+    """GRAPHRAG_LLM_RPM and GRAPHRAG_LLM_TPM (0: unlimited)."""
+
+    def __init__(self, rpm: int, tpm: int):
+        self.requests = TokenBucket(rpm)
+        self.tokens = TokenBucket(tpm)
 
     async def acquire(self, estimated_tokens: int) -> None:
         await self.requests.take(1)

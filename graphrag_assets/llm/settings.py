@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pydantic import BaseModel, SecretStr
+from pydantic import BaseModel, SecretStr, model_validator
 
-from ..configuration import LLM_SETTINGS, configured_fields, default_of, value_of
+from ..configuration import LLM_SETTINGS, check_fields, configured_fields, default_of, value_of
 from .prices import PRICES_VARIABLE, ModelPrice, read_price_file
 
-MODES = ("tools", "json_schema", "json")
 # Stages that share another stage's model setting.
 MODEL_OF_STAGE = {"claims": "extraction", "glean": "extraction"}
 # Stages that share another stage's completion-token cap (GRAPHRAG_LLM_*_MAX_TOKENS).
@@ -53,11 +52,11 @@ class LLMSettings(BaseModel):
     mode: str = default_of("GRAPHRAG_LLM_MODE")
     concurrency: int = default_of("GRAPHRAG_LLM_CONCURRENCY")
     embedding_concurrency: int = default_of("GRAPHRAG_EMBEDDING_CONCURRENCY")
-    requests_per_minute: int = default_of("GRAPHRAG_LLM_RPM")
-    tokens_per_minute: int = default_of("GRAPHRAG_LLM_TPM")
+    rpm: int = default_of("GRAPHRAG_LLM_RPM")
+    tpm: int = default_of("GRAPHRAG_LLM_TPM")
     max_retries: int = default_of("GRAPHRAG_LLM_MAX_RETRIES")
     max_repairs: int = default_of("GRAPHRAG_LLM_MAX_REPAIRS")
-    timeout_seconds: float = default_of("GRAPHRAG_LLM_TIMEOUT")
+    timeout: float = default_of("GRAPHRAG_LLM_TIMEOUT")  # seconds
     extraction_max_tokens: int = default_of("GRAPHRAG_LLM_EXTRACTION_MAX_TOKENS")
     summary_max_tokens: int = default_of("GRAPHRAG_LLM_SUMMARY_MAX_TOKENS")
     report_max_tokens: int = default_of("GRAPHRAG_LLM_REPORT_MAX_TOKENS")
@@ -67,10 +66,10 @@ class LLMSettings(BaseModel):
     claims: bool = default_of("GRAPHRAG_LLM_CLAIMS")
     claim_description: str = default_of("GRAPHRAG_LLM_CLAIM_DESCRIPTION")
     entity_types: str = default_of("GRAPHRAG_ENTITY_TYPES")
-    report_budget: int = default_of("GRAPHRAG_REPORT_MAX_INPUT_TOKENS")
+    report_max_input_tokens: int = default_of("GRAPHRAG_REPORT_MAX_INPUT_TOKENS")
     token_budget: int = default_of("GRAPHRAG_LLM_TOKEN_BUDGET")
-    price_input_per_million: float = default_of("GRAPHRAG_LLM_PRICE_INPUT")
-    price_output_per_million: float = default_of("GRAPHRAG_LLM_PRICE_OUTPUT")
+    price_input: float = default_of("GRAPHRAG_LLM_PRICE_INPUT")
+    price_output: float = default_of("GRAPHRAG_LLM_PRICE_OUTPUT")
     # From the file GRAPHRAG_LLM_PRICES names (llm/prices.py), read when the settings are,
     # so an edited file prices the calls made after it and no earlier one.
     model_prices: dict[str, ModelPrice] = {}
@@ -81,10 +80,14 @@ class LLMSettings(BaseModel):
         prices = value_of(PRICES_VARIABLE, environ)
         if prices:
             values["model_prices"] = read_price_file(prices)
-        settings = cls(**values)
-        if settings.mode not in MODES:
-            raise ValueError(f"GRAPHRAG_LLM_MODE must be one of {', '.join(MODES)}, got {settings.mode!r}")
-        return settings
+        return cls(**values)
+
+    @model_validator(mode="after")
+    def check_values(self) -> LLMSettings:
+        """A value a setting does not admit (a concurrency of 0 would wait forever) is refused
+        as the settings are made, naming its variable, not inside a step after its retries."""
+        check_fields(LLM_SETTINGS, self)
+        return self
 
     @property
     def enabled(self) -> bool:
@@ -109,7 +112,9 @@ class LLMSettings(BaseModel):
 
     def price_of(self, model: str) -> ModelPrice:
         """The model's price from GRAPHRAG_LLM_PRICES, else GRAPHRAG_LLM_PRICE_INPUT / _OUTPUT."""
-        return self.model_prices.get(model, ModelPrice(self.price_input_per_million, self.price_output_per_million))
+        return self.model_prices.get(
+            model, ModelPrice(input_per_million=self.price_input, output_per_million=self.price_output)
+        )
 
     def entity_type_list(self) -> list[str]:
         return [t.strip().upper() for t in self.entity_types.split(",") if t.strip()]

@@ -180,7 +180,7 @@ def llm_reports(
     entities: pl.DataFrame,
     relationships: pl.DataFrame,
     corpus: str,
-    budget: int,
+    report_max_input_tokens: int,
     model: str,
     previous: pl.DataFrame | None = None,
     claims: pl.DataFrame | None = None,
@@ -216,11 +216,17 @@ def llm_reports(
         async def write(community: dict) -> None:
             # Only a community too big for the budget needs its children's reports first;
             # every other report starts at once, so the model stays busy across levels.
-            if needs_sub_reports(community, entity_by_id, relationship_by_id, budget):
+            if needs_sub_reports(community, entity_by_id, relationship_by_id, report_max_input_tokens):
                 children = [tasks[c] for c in community["children"] if c in tasks]
                 await asyncio.gather(*children)
             sections = report_context(
-                community, entity_by_id, relationship_by_id, reports, communities_by_id, budget, claims_by_entity
+                community,
+                entity_by_id,
+                relationship_by_id,
+                reports,
+                communities_by_id,
+                report_max_input_tokens,
+                claims_by_entity,
             )
             input_hash = content_hash(json.dumps([model, prompt.version, sections], ensure_ascii=False))
             if input_hash in reusable:

@@ -174,18 +174,18 @@ class IndexLocation:
         return self.lake.describe() if self.lake else str(self.database)
 
 
-def index_location(database: str, ducklake_catalog: str = "", ducklake_data_path: str = "") -> IndexLocation:
+def index_location(db: str, ducklake_catalog: str = "", ducklake_data_path: str = "") -> IndexLocation:
     """The index as the settings name it (GRAPHRAG_DB, GRAPHRAG_DUCKLAKE_CATALOG/_DATA_PATH)."""
     if not ducklake_catalog:
-        return IndexLocation(database)
-    data_path = ducklake_data_path or str(Path(database).with_suffix(".lake"))
+        return IndexLocation(db)
+    data_path = ducklake_data_path or str(Path(db).with_suffix(".lake"))
     if "://" not in data_path:
         data_path = str(Path(data_path).resolve())  # the catalog records it; relative to nowhere later
     catalog = ducklake_catalog.removeprefix("ducklake:")
     if not catalog.startswith("postgres:"):
         prefix = "sqlite:" if catalog.startswith("sqlite:") else ""
         catalog = prefix + str(Path(catalog.removeprefix(prefix)).resolve())
-    return IndexLocation(database, DuckLake(catalog, data_path))
+    return IndexLocation(db, DuckLake(catalog, data_path))
 
 
 def configured_location(database: str | None = None) -> IndexLocation:
@@ -194,9 +194,9 @@ def configured_location(database: str | None = None) -> IndexLocation:
     from ..configuration import value_of
 
     return index_location(
-        database or value_of("GRAPHRAG_DB"),
-        value_of("GRAPHRAG_DUCKLAKE_CATALOG") or "",
-        value_of("GRAPHRAG_DUCKLAKE_DATA_PATH") or "",
+        db=database or value_of("GRAPHRAG_DB"),
+        ducklake_catalog=value_of("GRAPHRAG_DUCKLAKE_CATALOG") or "",
+        ducklake_data_path=value_of("GRAPHRAG_DUCKLAKE_DATA_PATH") or "",
     )
 
 

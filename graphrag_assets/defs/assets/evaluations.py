@@ -96,7 +96,7 @@ def evaluations(context: AssetExecutionContext, settings: IndexSettings, databas
     with database.store() as store:
         store.ensure_schema()
         built_at = store.read("SELECT built_at FROM corpus_builds WHERE corpus = ?", [corpus])["built_at"][0]
-    measures = ask_the_build(Path(settings.database), corpus, questions, modes, value_of("GRAPHRAG_EVAL_LLM"))
+    measures = ask_the_build(Path(settings.db), corpus, questions, modes, value_of("GRAPHRAG_EVAL_LLM"))
     rows = with_build(measures, corpus, built_at)
     with database.store() as store:
         with store.transaction() as tx:

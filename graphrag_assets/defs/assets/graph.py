@@ -209,7 +209,7 @@ def communities(context: AssetExecutionContext, settings: IndexSettings, databas
         with store.transaction() as tx:
             tx.replace("communities", found, [corpus])
         pictures = write_graph_pictures(
-            graph_pictures_dir(settings.database, corpus),
+            graph_pictures_dir(settings.db, corpus),
             store.read_table("entities", "corpus", [corpus]),
             relationships,
             found,
@@ -290,8 +290,8 @@ def community_reports(
                     entities,
                     relationships,
                     corpus,
-                    llm_settings.report_budget,
-                    llm_settings.model_for("report"),
+                    report_max_input_tokens=llm_settings.report_max_input_tokens,
+                    model=llm_settings.model_for("report"),
                     previous=kept,
                     claims=claims,
                     embed_ahead=entity_inputs(entities)["text"].to_list(),
