@@ -1,13 +1,20 @@
 """Odd inputs and faults a run must survive without losing what is indexed: a file name
-that is not UTF-8, a file deeper than PATH_MAX, a CSV cell over 128 KB. ``graphrag-index``
-runs as a user runs it (a subprocess with a real Dagster instance and DuckDB file); each
-odd file is made by the test."""
+that is not UTF-8, a file deeper than PATH_MAX, a CSV cell over 128 KB, a model that fails
+or cuts its answer off under ``graphrag-query``. The commands run as a user runs them
+(subprocesses, a real Dagster instance and DuckDB file, the test HTTP server); each odd
+file is made by the test."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 
+import duckdb
+
+from .conftest import FAKE_LLM_KEY, REPO
+from .fake_openai import FakeOpenAI, Fault
 from .test_reliability import Indexer
 
 INDEXED = "SELECT count(*) AS n FROM documents"
@@ -99,3 +106,48 @@ def test_a_csv_cell_over_128_kb_is_indexed(tmp_path):
     assert stored["text"].to_list() == [long_text]
     assert indexer.query(INDEXED, snapshot=True)["n"][0] == documents + 1
     assert "no work: index is up to date" in indexer.run().stdout
+
+
+def _query(database: str, fake: FakeOpenAI, *args: str) -> subprocess.CompletedProcess:
+    env = os.environ | {
+        "GRAPHRAG_LLM_BASE_URL": fake.base_url,
+        "GRAPHRAG_LLM_API_KEY": FAKE_LLM_KEY,
+        "GRAPHRAG_LLM_MODEL": "fake-chat",
+        "GRAPHRAG_LLM_MAX_RETRIES": "0",
+    }
+    command = [sys.executable, "-m", "graphrag_query.cli", "What did Clara Okafor do?", "--method", "basic"]
+    return subprocess.run(
+        [*command, "--db", database, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_a_failed_model_call_is_one_line_naming_the_cause_and_a_cut_answer_is_marked(sample_index):
+    database = sample_index.database
+    with duckdb.connect(database, read_only=True) as connection:
+        entities = connection.execute("SELECT count(*) FROM entities").fetchone()[0]
+    with FakeOpenAI() as fake:
+        fake.faults.extend(Fault(status=401) for _ in range(5))
+        refused = _query(database, fake)
+        fake.faults.clear()
+        fake.faults.extend(Fault(status=500) for _ in range(5))
+        failed = _query(database, fake, "--no-stream")
+        fake.faults.clear()
+        fake.cut_streams_after = 2
+        cut = _query(database, fake)
+        fake.cut_streams_after = 0
+        healthy = _query(database, fake)
+    for run in (refused, failed, cut):
+        assert run.returncode == 1, run.stderr[-2000:]
+        assert "Traceback" not in run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1 and run.stderr.startswith("graphrag-query: ")
+    assert "HTTP 401" in refused.stderr and "GRAPHRAG_LLM_API_KEY" in refused.stderr
+    assert FAKE_LLM_KEY not in refused.stderr
+    assert "HTTP 500" in failed.stderr and "GRAPHRAG_LLM_BASE_URL" in failed.stderr and "--offline" in failed.stderr
+    # The part of the answer shown is followed by a mark saying it is not the whole answer.
+    shown, _, mark = cut.stdout.partition("[answer cut off: ")
+    assert shown.startswith("Script") and "Scripted answer." not in shown
+    assert "stream broke off after 2 piece(s)" in mark
+    assert healthy.returncode == 0, healthy.stderr[-2000:]
+    assert "Scripted answer." in healthy.stdout and "[answer cut off" not in healthy.stdout
+    with duckdb.connect(database, read_only=True) as connection:
+        assert connection.execute("SELECT count(*) FROM entities").fetchone()[0] == entities
