@@ -90,6 +90,7 @@ def _answer(argv: list[str] | None) -> int:
     )
     # An option not given keeps the default ``search`` declares.
     options = {name: value for name, value in given.items() if value is not None}
+    printed = False  # some of the answer is on the screen
     try:
         if args.json:
             print(search(args.question, **options).to_json())
@@ -99,6 +100,7 @@ def _answer(argv: list[str] | None) -> int:
             stream = search_stream(args.question, **options)
             for piece in stream:
                 print(piece, end="", flush=True)
+                printed = True
             result = stream.result
         else:
             result = search(args.question, **options)
@@ -106,6 +108,13 @@ def _answer(argv: list[str] | None) -> int:
     except (IndexNotFound, ValueError) as error:
         print(f"graphrag-query: {error}", file=sys.stderr)
         return 2
+    except Exception as error:
+        if not _llm_failure(error):
+            raise
+        if printed:  # a reader must not take the part shown for the whole answer
+            print(f"\n\n[answer cut off: {error}]", flush=True)
+        print(f"graphrag-query: {error}{_hint(error)}", file=sys.stderr)
+        return 1
     print()
     print()
     print(
@@ -120,6 +129,21 @@ def _answer(argv: list[str] | None) -> int:
     usage = result.usage
     print(f"({usage.llm_calls} LLM calls, {usage.context_tokens} context tokens, {usage.seconds:.2f} s)")
     return 0
+
+
+def _llm_failure(error: Exception) -> bool:
+    """Whether the model call failed (after its retries) or the endpoint refused it. The
+    classes are imported only here: a query that reaches the model has loaded them."""
+    from graphrag_assets.llm.errors import EndpointRefused, LLMError
+
+    return isinstance(error, LLMError | EndpointRefused)
+
+
+def _hint(error: Exception) -> str:
+    """What to check, for a failure whose message does not name a setting already."""
+    if "GRAPHRAG_" in str(error):
+        return ""
+    return " (check GRAPHRAG_LLM_BASE_URL and GRAPHRAG_LLM_MODEL, or answer without the model with --offline)"
 
 
 if __name__ == "__main__":

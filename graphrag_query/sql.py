@@ -52,13 +52,19 @@ def snapshot_path(pointer: dict) -> str:
     return pointer["snapshot"]
 
 
-def _statements(text: str) -> list[str]:
-    return [statement.strip() for statement in text.split(";") if statement.strip()]
+def _without_file_access(connection: duckdb.DuckDBPyConnection, pointer: dict) -> None:
+    """No reading or writing of files other than the index: ``COPY ... TO``, ``read_csv`` and
+    ``ATTACH`` of any path fail. A lake keeps its own data folder readable. This cannot be
+    undone on the connection, so a statement cannot turn it back on."""
+    if pointer.get("backend") == "ducklake":
+        connection.execute("SET allowed_directories = [?]", [pointer["data_path"]])
+    connection.execute("SET enable_external_access = false")
 
 
 def _run(connection: duckdb.DuckDBPyConnection, text: str) -> None:
-    for statement in _statements(text):
-        relation = connection.sql(statement)
+    # DuckDB's own parser splits the text, so a ';' inside a string or identifier stays in it.
+    for statement in duckdb.extract_statements(text):
+        relation = connection.sql(statement.query)
         if relation is not None:
             relation.show(max_width=200, max_rows=200)
 
@@ -90,6 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--path", action="store_true", help="print the snapshot's path (DuckLake: its ATTACH statement) and exit"
     )
+    parser.add_argument(
+        "--allow-file-access",
+        action="store_true",
+        help="let statements read and write other files (COPY ... TO, read_csv, ATTACH); off by default",
+    )
     args = parser.parse_args(argv)
     try:
         pointer = published_pointer(args.db)
@@ -100,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         print(snapshot_path(pointer))
         return 0
     with open_published(pointer) as connection:
+        if not args.allow_file_access:
+            _without_file_access(connection, pointer)
         if not args.sql and sys.stdin.isatty():
             _prompt(connection, published_description(pointer))
             return 0

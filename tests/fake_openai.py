@@ -198,6 +198,9 @@ class FakeOpenAI:
     # Vectors as base64 float32 when asked for with encoding_format (as OpenAI does), or
     # always as lists of numbers (as some local servers do).
     base64_embeddings: bool = True
+    # Above 0: a stream's connection is dropped after this many pieces, without its end, as
+    # a proxy or a crashing server does.
+    cut_streams_after: int = 0
     requests: list[dict] = field(default_factory=list)
     faults: deque = field(default_factory=deque)
     _server: ThreadingHTTPServer | None = None
@@ -415,6 +418,10 @@ class FakeOpenAI:
         time.sleep(self.latency_seconds)
         try:
             for i, event in enumerate(events):
+                if i == self.cut_streams_after > 0:
+                    handler.close_connection = True
+                    record["finished"] = time.monotonic()
+                    return
                 if i < len(pieces):
                     time.sleep(pause)
                 send(f"data: {json.dumps(event, ensure_ascii=False)}\n\n".encode())

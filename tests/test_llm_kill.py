@@ -76,7 +76,7 @@ def test_ctrl_c_and_sigterm_stop_the_indexer_at_once_with_a_call_in_flight(tmp_p
     # Every answer takes a minute, as on a one-slot local server: a graceful stop would wait for it.
     with FakeOpenAI(latency_seconds=60) as fake:
         command, env = _indexer(tmp_path, input_dir, fake)
-        for stop, to_group in ((signal.SIGINT, True), (signal.SIGTERM, False)):
+        for stop, to_group in ((signal.SIGINT, True), (signal.SIGTERM, False), (signal.SIGTERM, True)):
             before = len(fake.requests)
             process = subprocess.Popen(
                 command, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
@@ -87,7 +87,8 @@ def test_ctrl_c_and_sigterm_stop_the_indexer_at_once_with_a_call_in_flight(tmp_p
                 time.sleep(0.05)
             children = psutil.Process(process.pid).children(recursive=True)
             sent = time.monotonic()
-            # Ctrl-C signals the terminal's whole process group; SIGTERM (a service manager) the process.
+            # Ctrl-C signals the terminal's whole process group; SIGTERM (a service manager) the process, or
+            # the whole group (systemd's default stop), when the step processes get it too.
             os.killpg(process.pid, stop) if to_group else process.send_signal(stop)
             error = process.communicate(timeout=10)[1].decode()
             assert time.monotonic() - sent < 5

@@ -37,3 +37,27 @@ def test_sql_errors_and_a_missing_index_are_named(sample_index, tmp_path):
     assert wrong.returncode == 1 and "no_such_table" in wrong.stderr
     missing = _sql("SELECT 1", database=str(tmp_path / "nothing.duckdb"))
     assert missing.returncode == 2 and "run graphrag-index first" in missing.stderr
+
+
+def test_a_semicolon_inside_a_string_stays_in_the_statement(sample_index):
+    result = _sql(
+        "SELECT 'a;b' AS quoted; SELECT count(*) AS entity_count FROM entities", database=sample_index.database
+    )
+    assert result.returncode == 0, result.stderr
+    assert "a;b" in result.stdout and "entity_count" in result.stdout
+
+
+def test_statements_cannot_write_or_read_other_files_unless_asked(sample_index, tmp_path):
+    database = sample_index.database
+    written = tmp_path / "entities.csv"
+    secret = tmp_path / "secret.csv"
+    secret.write_text("word\nprivate\n")
+    copy = _sql(f"COPY entities TO '{written}'", database=database)
+    read = _sql(f"SELECT * FROM read_csv('{secret}')", database=database)
+    assert copy.returncode == 1 and "disabled by configuration" in copy.stderr and not written.exists()
+    assert read.returncode == 1 and "private" not in read.stdout
+    # The index itself stays readable, and a user who asks gets files back.
+    assert _sql("SELECT count(*) FROM entities", database=database).returncode == 0
+    allowed = _sql("--allow-file-access", f"COPY (SELECT title FROM entities) TO '{written}'", database=database)
+    assert allowed.returncode == 0, allowed.stderr
+    assert written.read_text().startswith("title")

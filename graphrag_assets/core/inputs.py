@@ -14,6 +14,7 @@ import errno
 import io
 import json
 import os
+import re
 import stat
 import unicodedata
 from collections import Counter
@@ -153,7 +154,10 @@ def discover_sources(input_dir: Path, corpus: str | None = None) -> list[SourceF
     each top-level folder is a corpus and loose top-level files belong to ``default``.
     Hidden files and folders are ignored. Whatever is not a regular file (a FIFO, a
     dangling symlink, a symlink loop) is still a source, whose reading says what it is;
-    so is a symlink to a folder, which is not followed (it may loop or lead outside).
+    so is a symlink to a folder, which is not followed (it may loop or lead outside), and
+    a folder that cannot be listed (its path is too long, it is not readable), whose files
+    would otherwise be left out without a word. A name that is not valid UTF-8 is kept
+    with its undecodable bytes written ``\\xNN``: partition keys and rows are text.
     """
     input_dir = Path(input_dir)
     if not input_dir.is_dir():
@@ -163,28 +167,34 @@ def discover_sources(input_dir: Path, corpus: str | None = None) -> list[SourceF
             check_corpus_name(corpus, "GRAPHRAG_CORPUS (--corpus)")
         except ValueError as error:
             raise InputError(str(input_dir), str(error)) from None
-    found: list[SourceFile] = []
+    paths: list[Path] = []
+
+    def unlisted(error: OSError) -> None:
+        if Path(error.filename) != input_dir:
+            paths.append(Path(error.filename))
+
     # os.walk lists a symlink to a folder among the folders and does not enter it.
-    for folder, folders, files in os.walk(input_dir):
+    for folder, folders, files in os.walk(input_dir, onerror=unlisted):
         folders[:] = [name for name in folders if not name.startswith(".")]
         names = [name for name in files if not name.startswith(".") and Path(name).suffix.lower() in SUPPORTED_SUFFIXES]
         names += [name for name in folders if os.path.islink(os.path.join(folder, name))]
-        for name in names:
-            path = Path(folder, name)
-            relative = path.relative_to(input_dir)
-            if corpus is not None:
-                found.append(SourceFile(corpus, relative.as_posix(), path, input_dir))
-            elif len(relative.parts) == 1:
-                found.append(SourceFile(DEFAULT_CORPUS, relative.as_posix(), path, input_dir))
-            else:
-                try:
-                    check_corpus_name(relative.parts[0], "folder name")
-                except ValueError as error:
-                    raise InputError(
-                        str(input_dir / relative.parts[0]),
-                        f"{error}; rename the folder, or index the input folder as one corpus with --corpus",
-                    ) from None
-                found.append(SourceFile(relative.parts[0], Path(*relative.parts[1:]).as_posix(), path, input_dir))
+        paths += [Path(folder, name) for name in names]
+    found: list[SourceFile] = []
+    for path in paths:
+        relative = Path(printable_name(str(path.relative_to(input_dir))))
+        if corpus is not None:
+            found.append(SourceFile(corpus, relative.as_posix(), path, input_dir))
+        elif len(relative.parts) == 1:
+            found.append(SourceFile(DEFAULT_CORPUS, relative.as_posix(), path, input_dir))
+        else:
+            try:
+                check_corpus_name(relative.parts[0], "folder name")
+            except ValueError as error:
+                raise InputError(
+                    str(input_dir / relative.parts[0]),
+                    f"{error}; rename the folder, or index the input folder as one corpus with --corpus",
+                ) from None
+            found.append(SourceFile(relative.parts[0], Path(*relative.parts[1:]).as_posix(), path, input_dir))
     return sorted(found, key=lambda source: source.partition_key)
 
 
@@ -226,7 +236,27 @@ def _unreachable(path: Path, error: OSError) -> str:
         return "symlink loop (too many levels of symbolic links); not read"
     if error.errno == errno.ENOENT and path.is_symlink():
         return f"dangling symlink (its target {os.readlink(path)} does not exist); not read"
+    if error.errno == errno.ENAMETOOLONG:
+        return (
+            f"path too long for the system ({len(os.fsencode(path))} bytes, {len(path.parts)} levels deep; "
+            f"PATH_MAX is {os.pathconf('/', 'PC_PATH_MAX')}); move it higher up in the input folder; not read"
+        )
     return f"cannot read file {path} ({error.strerror or error})"
+
+
+def printable_name(name: str) -> str:
+    """``name`` with the bytes that are not UTF-8 (Python's surrogate escapes) written ``\\xNN``."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _name_on_disk(path: Path) -> str:
+    """The file ``printable_name`` made ``path`` from, its ``\\xNN`` turned back into bytes."""
+    return re.sub(r"\\x([89a-f][0-9a-f])", lambda match: chr(0xDC00 + int(match[1], 16)), str(path))
+
+
+def _not_utf8_name(path: Path) -> bool:
+    on_disk = _name_on_disk(path)
+    return printable_name(str(path)) != str(path) or (on_disk != str(path) and os.path.lexists(on_disk))
 
 
 def real_path(path: Path, real_folders: dict[str, Path] | None = None) -> Path:
@@ -245,6 +275,10 @@ def read_file_bytes(source: SourceFile, real_folders: dict[str, Path] | None = N
     """The bytes of a regular file inside the input folder. Anything else is refused with
     what it is, and never opened for reading: opening a FIFO blocks until a writer comes."""
     path = source.path
+    if _not_utf8_name(path):
+        raise InputError(
+            source.partition_key, "file name is not valid UTF-8 (bytes shown as \\xNN); rename the file; not read"
+        )
     try:
         mode = os.stat(path).st_mode
     except OSError as error:
@@ -323,6 +357,9 @@ def _rows_from_table(raw: bytes, suffix: str, source_path: str) -> list[dict]:
                 raise InputError(source_path, f"line {line_number} is not a JSON object")
             rows.append(row)
         return rows
+    # The csv module refuses a cell over 128 KB by default. The whole file is in memory
+    # already, so no cell can cost more than the file: its length is the limit.
+    csv.field_size_limit(max(csv.field_size_limit(), len(text)))
     try:
         reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
         rows = list(reader)
