@@ -122,7 +122,7 @@ def _query(database: str, fake: FakeOpenAI, *args: str) -> subprocess.CompletedP
 
 
 def test_a_failed_model_call_is_one_line_naming_the_cause_and_a_cut_answer_is_marked(sample_index):
-    database = sample_index.database
+    database = sample_index.db
     with duckdb.connect(database, read_only=True) as connection:
         entities = connection.execute("SELECT count(*) FROM entities").fetchone()[0]
     with FakeOpenAI() as fake:

@@ -41,14 +41,14 @@ def test_sql_errors_and_a_missing_index_are_named(sample_index, tmp_path):
 
 def test_a_semicolon_inside_a_string_stays_in_the_statement(sample_index):
     result = _sql(
-        "SELECT 'a;b' AS quoted; SELECT count(*) AS entity_count FROM entities", database=sample_index.database
+        "SELECT 'a;b' AS quoted; SELECT count(*) AS entity_count FROM entities", database=sample_index.db
     )
     assert result.returncode == 0, result.stderr
     assert "a;b" in result.stdout and "entity_count" in result.stdout
 
 
 def test_statements_cannot_write_or_read_other_files_unless_asked(sample_index, tmp_path):
-    database = sample_index.database
+    database = sample_index.db
     written = tmp_path / "entities.csv"
     secret = tmp_path / "secret.csv"
     secret.write_text("word\nprivate\n")
