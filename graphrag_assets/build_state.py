@@ -4,20 +4,73 @@ sensor alike, so the CLI and the UI repair the same things the same way."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
+
+import polars as pl
 
 from .fingerprints import (
     KEEPS_EARLIER_WORK,
     STAGES,
+    Fingerprint,
     assets_of,
     current_fingerprints,
+    dump_fingerprints,
     load_fingerprints,
     stage_changes,
     stages_from,
 )
 from .settings import IndexSettings
-from .storage.duckdb_store import IndexStore
+from .storage.duckdb_store import IndexStore, Transaction
+from .storage.schema import CORPUS_BUILD_COLUMNS
 from .storage.snapshot import published_builds
+
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def build_stamp(built_at: dt.datetime) -> int:
+    """A build's stamp: its ``built_at`` in epoch microseconds, as the LanceDB mirror and
+    the published snapshot record the build they hold."""
+    return (built_at - EPOCH) // dt.timedelta(microseconds=1)
+
+
+def record_build(
+    tx: Transaction, store: IndexStore, corpus: str, fingerprints: dict[str, Fingerprint], built_at: dt.datetime
+) -> None:
+    """Write the row that says the corpus's build is complete (``corpus_builds``): the
+    sources it was built from and every stage's fingerprint, in the caller's transaction,
+    so a build killed before it commits has no new row and the next pass redoes what is
+    missing."""
+    build = pl.DataFrame(
+        [
+            {
+                "corpus": corpus,
+                "sources_hash": store.sources_fingerprint(corpus),
+                "stage_fingerprints": dump_fingerprints(fingerprints),
+                "built_at": built_at,
+            }
+        ],
+        schema=CORPUS_BUILD_COLUMNS,
+    )
+    tx.replace("corpus_builds", build, [corpus])
+
+
+def recorded_builds(store: IndexStore) -> dict[str, dict]:
+    """corpus -> its last complete build (``corpus_builds`` row, with its ``stamp``)."""
+    rows = store.read("SELECT *, epoch_us(built_at) AS stamp FROM corpus_builds")
+    return {row["corpus"]: row for row in rows.iter_rows(named=True)}
+
+
+def last_build(store: IndexStore, corpus: str) -> dict | None:
+    """The corpus's last complete build (``corpus_builds`` row, with its ``stamp``), or None."""
+    rows = store.read("SELECT *, epoch_us(built_at) AS stamp FROM corpus_builds WHERE corpus = ?", [corpus])
+    return rows.row(0, named=True) if rows.height else None
+
+
+def recorded_fingerprints(store: IndexStore, corpus: str) -> dict[str, Fingerprint]:
+    """The fingerprints of the corpus's last complete build (none: no build yet)."""
+    build = last_build(store, corpus)
+    return load_fingerprints(build["stage_fingerprints"] if build else None)
 
 
 @dataclass(frozen=True)
@@ -38,6 +91,16 @@ MIRROR_ASSETS = ("embeddings", *PUBLISH_ASSETS)  # vectors come from DuckDB; not
 GRAPH_FAILURE_SCOPE = r"#(summary|report)$"
 
 
+def why_redo_everything(
+    store: IndexStore, settings: IndexSettings, corpus: str, stage: str, rebuild: bool = False
+) -> str | None:
+    """Why ``stage`` redoes every source of the corpus rather than keep earlier work: asked
+    to (``rebuild``), or its fingerprint differs from the last build's (``None``: neither)."""
+    if rebuild:
+        return f"{stage} rebuild requested"
+    return stage_changes(recorded_fingerprints(store, corpus), current_fingerprints(settings)).get(stage)
+
+
 def graph_assets_from(stage: str) -> tuple[str, ...] | None:
     """The graph job's assets that redo ``stage`` and every stage after it (``None``: the
     whole job; reading is redone by the source runs before it)."""
@@ -56,10 +119,7 @@ def corpus_work(
     run, paying only for what is missing: a stage built otherwise is redone with every
     stage after it. ``rebuild`` (a stage) redoes that stage for every source, and forces
     the stages after it to redo everything too."""
-    builds = {
-        row["corpus"]: row
-        for row in store.read("SELECT *, epoch_us(built_at) AS stamp FROM corpus_builds").iter_rows(named=True)
-    }
+    builds = recorded_builds(store)
     failed = dict(
         store.read(
             "SELECT regexp_replace(scope, ?, '') AS corpus, count(*) AS n FROM llm_failures "
