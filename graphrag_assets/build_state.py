@@ -22,7 +22,7 @@ from .fingerprints import (
 )
 from .settings import IndexSettings
 from .storage.duckdb_store import IndexStore, Transaction
-from .storage.schema import CORPUS_BUILD_COLUMNS
+from .storage.schema import CORPUS_BUILD_COLUMNS, LLM_FAILURE_COLUMNS
 from .storage.snapshot import published_builds
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -53,6 +53,24 @@ def record_build(
         schema=CORPUS_BUILD_COLUMNS,
     )
     tx.replace("corpus_builds", build, [corpus])
+
+
+def graph_failure_scope(corpus: str, step: str) -> str:
+    """The ``llm_failures`` rows a graph step (``summary``, ``report``) replaces."""
+    return f"{corpus}#{step}"
+
+
+def failure_rows(failures: pl.DataFrame, corpus: str, sources: pl.Expr | None = None, step: str = "") -> pl.DataFrame:
+    """A stage's failed calls (``llm.errors.FAILURE_COLUMNS``) as ``llm_failures`` rows, with
+    what the next build retries: the source each came from (``sources``, an expression over
+    the calls' columns), or, without, the graph ``step`` of the corpus; and the time."""
+    scope = sources if sources is not None else pl.lit(graph_failure_scope(corpus, step))
+    return failures.with_columns(
+        scope.alias("scope"),
+        pl.lit(dt.datetime.now(dt.UTC)).alias("recorded_at"),
+        pl.lit(corpus).alias("corpus"),
+        (sources if sources is not None else pl.lit(None, pl.String)).alias("source_partition"),
+    ).select(list(LLM_FAILURE_COLUMNS))
 
 
 def recorded_builds(store: IndexStore) -> dict[str, dict]:
@@ -87,8 +105,6 @@ class CorpusWork:
 # A build is evaluated (when its corpus has questions) right before it is published.
 PUBLISH_ASSETS = ("evaluations", "published_index")
 MIRROR_ASSETS = ("embeddings", *PUBLISH_ASSETS)  # vectors come from DuckDB; nothing is embedded again
-# llm_failures scopes of graph stages: "<corpus>#summary", "<corpus>#report".
-GRAPH_FAILURE_SCOPE = r"#(summary|report)$"
 
 
 def why_redo_everything(
@@ -122,9 +138,7 @@ def corpus_work(
     builds = recorded_builds(store)
     failed = dict(
         store.read(
-            "SELECT regexp_replace(scope, ?, '') AS corpus, count(*) AS n FROM llm_failures "
-            "WHERE regexp_matches(scope, ?) GROUP BY ALL",
-            [GRAPH_FAILURE_SCOPE, GRAPH_FAILURE_SCOPE],
+            "SELECT corpus, count(*) AS n FROM llm_failures WHERE source_partition IS NULL GROUP BY corpus"
         ).iter_rows()
     )
     current = current_fingerprints(settings)
@@ -161,9 +175,8 @@ def corpus_work(
 def failed_llm_calls(store: IndexStore, corpora: set[str]) -> dict[str, int]:
     """stage -> calls that failed after their retries, over the given corpora."""
     rows = store.read(
-        "SELECT stage, count(*) AS n FROM llm_failures "
-        "WHERE (CASE WHEN regexp_matches(scope, $2) THEN regexp_replace(scope, $2, '') "
-        "ELSE split_part(scope, '/', 1) END) IN (SELECT unnest($1)) GROUP BY stage ORDER BY stage",
-        [sorted(corpora), GRAPH_FAILURE_SCOPE],
+        "SELECT stage, count(*) AS n FROM llm_failures WHERE corpus IN (SELECT unnest(?)) "
+        "GROUP BY stage ORDER BY stage",
+        [sorted(corpora)],
     )
     return dict(rows.iter_rows())

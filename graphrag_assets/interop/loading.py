@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
-from ..build_state import last_build, record_build
+from ..build_state import graph_failure_scope, last_build, record_build
 from ..core.inputs import check_corpus_name
 from ..fingerprints import current_fingerprints
 from ..llm.settings import LLMSettings
@@ -66,7 +66,7 @@ def import_graphrag(folder: Path, corpus: str, settings: IndexSettings) -> dict[
             tx.replace(
                 "llm_failures",
                 pl.DataFrame(schema=TABLES["llm_failures"].columns),
-                [*sources, f"{corpus}#summary", f"{corpus}#report"],
+                [*sources, graph_failure_scope(corpus, "summary"), graph_failure_scope(corpus, "report")],
             )
             # Only the embeddings stage ran here: indexing this corpus from files later redoes every other stage.
             fingerprints = {"embeddings": current_fingerprints(settings)["embeddings"]}

@@ -10,7 +10,7 @@ import polars as pl
 from graphrag_common.ids import keep_short_ids
 from graphrag_common.lexical import search_term_rows
 
-from ..build_state import build_stamp, record_build
+from ..build_state import build_stamp, failure_rows, graph_failure_scope, record_build
 from ..core.communities import detect_communities, ego_node, stabilize_numbers
 from ..core.embedding import EMBEDDING_COLUMNS, embed_missing, embedding_inputs
 from ..core.graph import link_text_units
@@ -24,7 +24,6 @@ from ..storage.duckdb_store import IndexStore, Transaction
 from ..storage.location import IndexLocation
 from ..storage.snapshot import open_published, publish_snapshot
 from .methods import Graph, GraphMerge, ReportWriting, SessionFactory
-from .records import failure_rows
 
 
 def replace_text_unit_links(tx: Transaction, corpus: str, links: pl.DataFrame) -> None:
@@ -50,7 +49,7 @@ def merge_graph(store: IndexStore, settings: IndexSettings, method: GraphMerge, 
     pairs = candidate_pairs(extracted["extracted_entities"], settings.resolution())
     graph = method.merge(store, corpus, extracted, pairs)
     merges = titled_as_entities(graph.merges, graph.entities)
-    failed = failure_rows(graph.failures, f"{corpus}#summary")
+    failed = failure_rows(graph.failures, corpus, step="summary")
     # Rows already indexed keep their short numbers, which kept reports cite.
     entities = keep_short_ids(graph.entities, store.short_ids("entities", [corpus]))
     relationships = keep_short_ids(graph.relationships, store.short_ids("relationships", [corpus]))
@@ -58,7 +57,7 @@ def merge_graph(store: IndexStore, settings: IndexSettings, method: GraphMerge, 
         tx.replace("entities", entities, [corpus])
         tx.replace("relationships", relationships, [corpus])
         tx.replace("entity_merges", merges, [corpus])
-        tx.replace("llm_failures", failed, [f"{corpus}#summary"])
+        tx.replace("llm_failures", failed, [graph_failure_scope(corpus, "summary")])
         replace_text_unit_links(tx, corpus, link_text_units(entities, relationships))
     return Graph(entities, relationships, merges, failed, graph.usage)
 
@@ -103,10 +102,10 @@ def write_reports(store: IndexStore, method: ReportWriting, corpus: str, redo: b
     graph = {name: store.read_table(name, "corpus", [corpus]) for name in ("communities", "entities", "relationships")}
     previous = store.read_table("community_reports", "corpus", [corpus])
     reports, failures, usage = method.write(store, corpus, graph, None if redo else previous)
-    failed = failure_rows(failures, f"{corpus}#report")
+    failed = failure_rows(failures, corpus, step="report")
     with store.transaction() as tx:
         tx.replace("community_reports", reports, [corpus])
-        tx.replace("llm_failures", failed, [f"{corpus}#report"])
+        tx.replace("llm_failures", failed, [graph_failure_scope(corpus, "report")])
     return Reports(reports, previous, failed, usage)
 
 

@@ -17,6 +17,7 @@ import polars as pl
 
 from graphrag_common.ids import keep_short_ids
 
+from ..build_state import failure_rows
 from ..core.claims import resolve_claims
 from ..core.embedding import entity_inputs
 from ..core.extraction.offline import extract_offline
@@ -34,8 +35,7 @@ from ..llm_stages.graph import build_llm_graph
 from ..llm_stages.reports import llm_reports
 from ..settings import IndexSettings
 from ..storage.duckdb_store import IndexStore
-from ..storage.schema import TABLES
-from .records import failure_rows
+from ..storage.schema import LLM_FAILURE_COLUMNS, TABLES
 
 # The endpoint for one unit of work on a corpus, caching and recording its calls in the open store.
 SessionFactory = Callable[[IndexStore, str], AbstractContextManager[LLMSession]]
@@ -77,7 +77,7 @@ class OfflineExtraction:
         entities, relationships = extract_offline(units, titles)
         method = {"method": "offline (rule-based English, jieba Chinese); no LLM calls", "llm_calls": 0}
         claims = pl.DataFrame(schema=TABLES["covariates"].columns)
-        return Extracted(entities, relationships, claims, failure_rows(failure_frame([]), ""), method)
+        return Extracted(entities, relationships, claims, pl.DataFrame(schema=LLM_FAILURE_COLUMNS), method)
 
 
 def screening_report(log: Log, extraction: LLMExtraction, answered_units: int) -> dict:
@@ -121,7 +121,7 @@ class ModelExtraction:
         # Claims already indexed keep their short numbers (reports and answers cite them).
         claims = keep_short_ids(claims, store.short_ids("covariates", [corpus]))
         scopes = dict(zip(units["id"], units["source_partition"]))
-        failures = failure_rows(failed, pl.col("item_id").replace_strict(scopes, return_dtype=pl.String))
+        failures = failure_rows(failed, corpus, pl.col("item_id").replace_strict(scopes, return_dtype=pl.String))
         for failure in failures.iter_rows(named=True):
             log.error(
                 f"LLM {failure['stage']} failed for text unit {failure['item_id']} of {failure['scope']}: "

@@ -1,11 +1,11 @@
 """The bookkeeping rows the stages write beside their tables: a source's status
-(``sources``) and the failed LLM calls a next build retries (``llm_failures``)."""
+(``sources``); the failed LLM calls a next build retries are ``build_state``'s."""
 
 import datetime as dt
 
 import polars as pl
 
-from ..storage.schema import LLM_FAILURE_COLUMNS, SOURCE_EXTRACTED, SOURCE_FAILED, SOURCE_READ, TABLES, conform
+from ..storage.schema import SOURCE_EXTRACTED, SOURCE_FAILED, SOURCE_READ, TABLES, conform
 
 
 def utc_now() -> dt.datetime:
@@ -42,13 +42,4 @@ def extracted_source_rows(rows: pl.DataFrame, failed: set[str], reading: str) ->
         pl.when(failing).then(pl.lit(None, pl.String)).otherwise(pl.lit(reading)).alias("settings_hash"),
         pl.when(failing).then(pl.lit(SOURCE_FAILED)).otherwise(pl.lit(SOURCE_EXTRACTED)).alias("status"),
         pl.lit(utc_now()).alias("indexed_at"),
-    )
-
-
-def failure_rows(failures: pl.DataFrame, scope: pl.Expr | str) -> pl.DataFrame:
-    """A stage's failed calls (``llm.errors.FAILURE_COLUMNS``) as ``llm_failures`` rows: with
-    their scope (what the next build retries: a source, or a corpus's graph stage) and the time."""
-    scope_expr = pl.lit(scope) if isinstance(scope, str) else scope
-    return failures.with_columns(scope_expr.alias("scope"), pl.lit(utc_now()).alias("recorded_at")).select(
-        list(LLM_FAILURE_COLUMNS)
     )
