@@ -76,6 +76,7 @@ class OfflineExtraction:
         }
         entities, relationships = extract_offline(units, titles)
         method = {"method": "offline (rule-based English, jieba Chinese); no LLM calls", "llm_calls": 0}
+        method["fingerprint"] = str(self.fingerprint)
         claims = pl.DataFrame(schema=TABLES["covariates"].columns)
         return Extracted(entities, relationships, claims, pl.DataFrame(schema=LLM_FAILURE_COLUMNS), method)
 
@@ -127,7 +128,8 @@ class ModelExtraction:
                 f"LLM {failure['stage']} failed for text unit {failure['item_id']} of {failure['scope']}: "
                 f"{failure['error']}"
             )
-        method = {"method": f"llm ({llm.model_for('extraction')})"} | session.usage.metadata() | screening
+        method = {"method": f"llm ({llm.model_for('extraction')})", "fingerprint": str(self.fingerprint)}
+        method |= session.usage.metadata() | screening
         return Extracted(entities, relationships, claims, failures, method)
 
 
@@ -163,7 +165,8 @@ class RuleGraph:
         entities, relationships = build_graph(
             entities, relationships, extracted["text_units"], corpus, self.settings.graph()
         )
-        return Graph(entities, relationships, merges, failure_frame([]), {"llm_calls": 0})
+        usage = {"llm_calls": 0, "fingerprint": str(self.fingerprint)}
+        return Graph(entities, relationships, merges, failure_frame([]), usage)
 
 
 @dataclass(frozen=True)
@@ -183,7 +186,8 @@ class ModelGraph:
                 pairs,
                 self.llm.confirm_merges,
             )
-        return Graph(entities, relationships, merges, failures, session.usage.metadata())
+        usage = session.usage.metadata() | {"fingerprint": str(self.fingerprint)}
+        return Graph(entities, relationships, merges, failures, usage)
 
 
 class ReportWriting(Protocol):
@@ -200,7 +204,8 @@ class ExtractiveReports:
 
     def write(self, store: IndexStore, corpus: str, graph: dict[str, pl.DataFrame], kept: pl.DataFrame | None):
         reports = extractive_reports(graph["communities"], graph["entities"], graph["relationships"], corpus)
-        return reports, failure_frame([]), {"generated_by": "extractive (no LLM)", "llm_calls": 0}
+        usage = {"generated_by": "extractive (no LLM)", "llm_calls": 0, "fingerprint": str(self.fingerprint)}
+        return reports, failure_frame([]), usage
 
 
 @dataclass(frozen=True)
@@ -237,13 +242,15 @@ class ModelReports:
             "reports_written": len(context_tokens),
             "reports_kept_unchanged": reports.height - len(context_tokens),
             "claims_of_entities": int(claims["subject_entity_id"].is_not_null().sum()),
+            "fingerprint": str(self.fingerprint),
         }
         return reports, failures, usage
 
 
 @dataclass(frozen=True)
 class Methods:
-    """The model-or-offline stages' methods of one build."""
+    """The model-or-offline stages' methods of one build. Each method's fingerprint (its
+    stage's code version and the settings it reads) is in the metadata of what it made."""
 
     extraction: Extraction
     graph: GraphMerge
