@@ -4,20 +4,91 @@ sensor alike, so the CLI and the UI repair the same things the same way."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
+
+import polars as pl
 
 from .fingerprints import (
     KEEPS_EARLIER_WORK,
     STAGES,
+    Fingerprint,
     assets_of,
     current_fingerprints,
+    dump_fingerprints,
     load_fingerprints,
     stage_changes,
     stages_from,
 )
 from .settings import IndexSettings
-from .storage.duckdb_store import IndexStore
+from .storage.duckdb_store import IndexStore, Transaction
+from .storage.schema import CORPUS_BUILD_COLUMNS, LLM_FAILURE_COLUMNS
 from .storage.snapshot import published_builds
+
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def build_stamp(built_at: dt.datetime) -> int:
+    """A build's stamp: its ``built_at`` in epoch microseconds, as the LanceDB mirror and
+    the published snapshot record the build they hold."""
+    return (built_at - EPOCH) // dt.timedelta(microseconds=1)
+
+
+def record_build(
+    tx: Transaction, store: IndexStore, corpus: str, fingerprints: dict[str, Fingerprint], built_at: dt.datetime
+) -> None:
+    """Write the row that says the corpus's build is complete (``corpus_builds``): the
+    sources it was built from and every stage's fingerprint, in the caller's transaction,
+    so a build killed before it commits has no new row and the next pass redoes what is
+    missing."""
+    build = pl.DataFrame(
+        [
+            {
+                "corpus": corpus,
+                "sources_hash": store.sources_fingerprint(corpus),
+                "stage_fingerprints": dump_fingerprints(fingerprints),
+                "built_at": built_at,
+            }
+        ],
+        schema=CORPUS_BUILD_COLUMNS,
+    )
+    tx.replace("corpus_builds", build, [corpus])
+
+
+def graph_failure_scope(corpus: str, step: str) -> str:
+    """The ``llm_failures`` rows a graph step (``summary``, ``report``) replaces."""
+    return f"{corpus}#{step}"
+
+
+def failure_rows(failures: pl.DataFrame, corpus: str, sources: pl.Expr | None = None, step: str = "") -> pl.DataFrame:
+    """A stage's failed calls (``llm.errors.FAILURE_COLUMNS``) as ``llm_failures`` rows, with
+    what the next build retries: the source each came from (``sources``, an expression over
+    the calls' columns), or, without, the graph ``step`` of the corpus; and the time."""
+    scope = sources if sources is not None else pl.lit(graph_failure_scope(corpus, step))
+    return failures.with_columns(
+        scope.alias("scope"),
+        pl.lit(dt.datetime.now(dt.UTC)).alias("recorded_at"),
+        pl.lit(corpus).alias("corpus"),
+        (sources if sources is not None else pl.lit(None, pl.String)).alias("source_partition"),
+    ).select(list(LLM_FAILURE_COLUMNS))
+
+
+def recorded_builds(store: IndexStore) -> dict[str, dict]:
+    """corpus -> its last complete build (``corpus_builds`` row, with its ``stamp``)."""
+    rows = store.read("SELECT *, epoch_us(built_at) AS stamp FROM corpus_builds")
+    return {row["corpus"]: row for row in rows.iter_rows(named=True)}
+
+
+def last_build(store: IndexStore, corpus: str) -> dict | None:
+    """The corpus's last complete build (``corpus_builds`` row, with its ``stamp``), or None."""
+    rows = store.read("SELECT *, epoch_us(built_at) AS stamp FROM corpus_builds WHERE corpus = ?", [corpus])
+    return rows.row(0, named=True) if rows.height else None
+
+
+def recorded_fingerprints(store: IndexStore, corpus: str) -> dict[str, Fingerprint]:
+    """The fingerprints of the corpus's last complete build (none: no build yet)."""
+    build = last_build(store, corpus)
+    return load_fingerprints(build["stage_fingerprints"] if build else None)
 
 
 @dataclass(frozen=True)
@@ -34,8 +105,16 @@ class CorpusWork:
 # A build is evaluated (when its corpus has questions) right before it is published.
 PUBLISH_ASSETS = ("evaluations", "published_index")
 MIRROR_ASSETS = ("embeddings", *PUBLISH_ASSETS)  # vectors come from DuckDB; nothing is embedded again
-# llm_failures scopes of graph stages: "<corpus>#summary", "<corpus>#report".
-GRAPH_FAILURE_SCOPE = r"#(summary|report)$"
+
+
+def why_redo_everything(
+    store: IndexStore, settings: IndexSettings, corpus: str, stage: str, rebuild: bool = False
+) -> str | None:
+    """Why ``stage`` redoes every source of the corpus rather than keep earlier work: asked
+    to (``rebuild``), or its fingerprint differs from the last build's (``None``: neither)."""
+    if rebuild:
+        return f"{stage} rebuild requested"
+    return stage_changes(recorded_fingerprints(store, corpus), current_fingerprints(settings)).get(stage)
 
 
 def graph_assets_from(stage: str) -> tuple[str, ...] | None:
@@ -56,15 +135,10 @@ def corpus_work(
     run, paying only for what is missing: a stage built otherwise is redone with every
     stage after it. ``rebuild`` (a stage) redoes that stage for every source, and forces
     the stages after it to redo everything too."""
-    builds = {
-        row["corpus"]: row
-        for row in store.read("SELECT *, epoch_us(built_at) AS stamp FROM corpus_builds").iter_rows(named=True)
-    }
+    builds = recorded_builds(store)
     failed = dict(
         store.read(
-            "SELECT regexp_replace(scope, ?, '') AS corpus, count(*) AS n FROM llm_failures "
-            "WHERE regexp_matches(scope, ?) GROUP BY ALL",
-            [GRAPH_FAILURE_SCOPE, GRAPH_FAILURE_SCOPE],
+            "SELECT corpus, count(*) AS n FROM llm_failures WHERE source_partition IS NULL GROUP BY corpus"
         ).iter_rows()
     )
     current = current_fingerprints(settings)
@@ -101,9 +175,8 @@ def corpus_work(
 def failed_llm_calls(store: IndexStore, corpora: set[str]) -> dict[str, int]:
     """stage -> calls that failed after their retries, over the given corpora."""
     rows = store.read(
-        "SELECT stage, count(*) AS n FROM llm_failures "
-        "WHERE (CASE WHEN regexp_matches(scope, $2) THEN regexp_replace(scope, $2, '') "
-        "ELSE split_part(scope, '/', 1) END) IN (SELECT unnest($1)) GROUP BY stage ORDER BY stage",
-        [sorted(corpora), GRAPH_FAILURE_SCOPE],
+        "SELECT stage, count(*) AS n FROM llm_failures WHERE corpus IN (SELECT unnest(?)) "
+        "GROUP BY stage ORDER BY stage",
+        [sorted(corpora)],
     )
     return dict(rows.iter_rows())

@@ -28,7 +28,6 @@ from .llm.settings import LLMSettings
 
 if TYPE_CHECKING:
     from .settings import IndexSettings
-    from .storage.duckdb_store import IndexStore
 
 # Bump a stage's number with any change to its code that changes what it writes (a new
 # chunk boundary rule, another extraction heuristic): the next pass redoes that stage for
@@ -144,14 +143,6 @@ def dump_fingerprints(fingerprints: dict[str, Fingerprint]) -> str:
 def load_fingerprints(recorded: str | None) -> dict[str, Fingerprint]:
     """A recorded build's fingerprints; none for a build made before they were recorded."""
     return {stage: Fingerprint.parse(text) for stage, text in json.loads(recorded or "{}").items()}
-
-
-def recorded_fingerprints(store: IndexStore, corpus: str) -> dict[str, Fingerprint]:
-    """The fingerprints of the corpus's last complete build (none: no build yet)."""
-    recorded = store.read("SELECT stage_fingerprints FROM corpus_builds WHERE corpus = ?", [corpus])[
-        "stage_fingerprints"
-    ]
-    return load_fingerprints(recorded[0] if recorded.len() else None)
 
 
 def stage_changes(recorded: dict[str, Fingerprint], current: dict[str, Fingerprint]) -> dict[str, str]:

@@ -17,11 +17,11 @@ from pathlib import Path
 import polars as pl
 from dagster import AssetKey, AssetMaterialization, DagsterInstance, Definitions
 
-from .build_state import CorpusWork, corpus_work, failed_llm_calls
+from .build_state import CorpusWork, corpus_work, failed_llm_calls, recorded_fingerprints
 from .core.inputs import corpus_folders, corpus_of_partition, discover_sources
 from .core.source_diff import SourcePlan, needs_confirmation, plan_sources
 from .defs.partitions import RANGE_END_TAG, RANGE_START_TAG, contiguous_ranges, corpus_partitions, source_partitions
-from .fingerprints import STAGES, current_fingerprints, recorded_fingerprints, stage_changes
+from .fingerprints import STAGES, current_fingerprints, stage_changes
 from .instance.run_launcher import HOST_TAG, this_host
 from .settings import IndexSettings
 from .storage import lance_mirror

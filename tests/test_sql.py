@@ -40,9 +40,7 @@ def test_sql_errors_and_a_missing_index_are_named(sample_index, tmp_path):
 
 
 def test_a_semicolon_inside_a_string_stays_in_the_statement(sample_index):
-    result = _sql(
-        "SELECT 'a;b' AS quoted; SELECT count(*) AS entity_count FROM entities", database=sample_index.db
-    )
+    result = _sql("SELECT 'a;b' AS quoted; SELECT count(*) AS entity_count FROM entities", database=sample_index.db)
     assert result.returncode == 0, result.stderr
     assert "a;b" in result.stdout and "entity_count" in result.stdout
 

@@ -5,18 +5,17 @@ snapshot)."""
 from __future__ import annotations
 
 import datetime as dt
-from functools import partial
 from pathlib import Path
 
 import polars as pl
 
+from ..build_state import graph_failure_scope, last_build, record_build
 from ..core.inputs import check_corpus_name
-from ..fingerprints import current_fingerprints, dump_fingerprints
+from ..fingerprints import current_fingerprints
 from ..llm.settings import LLMSettings
 from ..settings import IndexSettings
 from ..storage.duckdb_store import IndexStore
-from ..storage.schema import CORPUS_BUILD_COLUMNS, TABLES
-from ..storage.snapshot import publish_snapshot
+from ..storage.schema import TABLES
 from .graphrag_parquet import (
     GRAPHRAG_COLUMNS,
     graphrag_to_tables,
@@ -50,13 +49,13 @@ def import_graphrag(folder: Path, corpus: str, settings: IndexSettings) -> dict[
         store.ensure_schema()
         # The embedder the embeddings step uses; questions are embedded with the same one.
         # Imported here: the LLM resources bring Dagster, which export does not need.
-        from ..llm.cache import CallSite
-        from ..llm.session import LLMSession, chosen_embedder
+        from ..llm.session import chosen_embedder
+        from ..stages.graph import mirror_build, publish
+        from ..stages.methods import plain_sessions
 
         endpoint = LLMSettings.from_env()
-        with chosen_embedder(
-            endpoint, settings.make_embedder, partial(LLMSession, endpoint, store.open_connection, CallSite(corpus))
-        ) as (embedder, _):
+        sessions = plain_sessions(endpoint)
+        with chosen_embedder(endpoint, settings.make_embedder, lambda: sessions(store, corpus)) as (embedder, _):
             tables["embeddings"], tables["search_terms"] = search_index(tables, corpus, embedder)
         # The corpus's sources of before go, whatever they were (files indexed, or another import).
         sources = sorted(set(source_partitions_of(store, corpus)) | set(tables["sources"]["source_partition"]))
@@ -67,28 +66,15 @@ def import_graphrag(folder: Path, corpus: str, settings: IndexSettings) -> dict[
             tx.replace(
                 "llm_failures",
                 pl.DataFrame(schema=TABLES["llm_failures"].columns),
-                [*sources, f"{corpus}#summary", f"{corpus}#report"],
+                [*sources, graph_failure_scope(corpus, "summary"), graph_failure_scope(corpus, "report")],
             )
             # Only the embeddings stage ran here: indexing this corpus from files later redoes every other stage.
             fingerprints = {"embeddings": current_fingerprints(settings)["embeddings"]}
-            build = pl.DataFrame(
-                [
-                    {
-                        "corpus": corpus,
-                        "sources_hash": store.sources_fingerprint(corpus),
-                        "stage_fingerprints": dump_fingerprints(fingerprints),
-                        "built_at": imported_at,
-                    }
-                ],
-                schema=CORPUS_BUILD_COLUMNS,
-            )
-            tx.replace("corpus_builds", build, [corpus])
+            record_build(tx, store, corpus, fingerprints, imported_at)
         # The mirror records the build as readers of corpus_builds see it (build_state.corpus_work).
-        stamp = store.read("SELECT epoch_us(built_at) AS stamp FROM corpus_builds WHERE corpus = ?", [corpus])["stamp"][
-            0
-        ]
-    settings.vector_store().replace_corpus(corpus, tables["embeddings"], build=stamp)
-    publish_snapshot(settings.location(), settings.vectors, corpus)
+        stamp = last_build(store, corpus)["stamp"]
+    mirror_build(settings, corpus, tables["embeddings"], stamp)
+    publish(settings.location(), settings.vectors, corpus, ())
     return {name: frame.height for name, frame in tables.items()}
 
 

@@ -68,12 +68,17 @@ SOURCE_ERROR_COLUMNS = {
     "recorded_at": pl.Datetime("us", "UTC"),
 }
 LLM_FAILURE_COLUMNS = {
-    "scope": pl.String,  # a source partition, or "<corpus>#summary" / "<corpus>#report"
+    "scope": pl.String,  # the rows a step replaces: its source partition, or "<corpus>#summary" / "<corpus>#report"
     "stage": pl.String,
     "item_id": pl.String,
     "error": pl.String,
     "recorded_at": pl.Datetime("us", "UTC"),
+    "corpus": pl.String,
+    "source_partition": pl.String,  # the source the next build extracts again; NULL for a graph stage's call
 }
+# The scope of a graph stage's failed calls ("<corpus>#summary"), for indexes made before
+# the corpus and source_partition columns.
+_GRAPH_SCOPE = r"'#(summary|report)$'"
 CORPUS_BUILD_COLUMNS = {
     "corpus": pl.String,
     "sources_hash": pl.String,
@@ -210,6 +215,11 @@ TABLES = {
             "scope",
             ("scope", "stage", "item_id"),
             "LLM calls that failed after retries; a rerun retries exactly these.",
+            backfill={
+                "corpus": f"CASE WHEN regexp_matches(scope, {_GRAPH_SCOPE}) "
+                f"THEN regexp_replace(scope, {_GRAPH_SCOPE}, '') ELSE split_part(scope, '/', 1) END",
+                "source_partition": f"CASE WHEN regexp_matches(scope, {_GRAPH_SCOPE}) THEN NULL ELSE scope END",
+            },
         ),
         Table(
             "corpus_builds",
@@ -432,6 +442,8 @@ COLUMN_DESCRIPTIONS = {
     },
     "llm_failures": {
         "scope": "What the call was for: a source partition, or '<corpus>#summary' / '<corpus>#report'.",
+        "corpus": "The corpus of the call.",
+        "source_partition": "The source the next build extracts again; NULL for a call of the graph or reports stage.",
         "item_id": "The item whose call failed: a text unit, entity or community.",
         "error": "The last error after retries.",
     },

@@ -13,6 +13,7 @@ from pathlib import Path
 import polars as pl
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
+from ...build_state import last_build
 from ...configuration import value_of
 from ...core.evaluation import (
     EVALUATION_COLUMNS,
@@ -95,7 +96,7 @@ def evaluations(context: AssetExecutionContext, settings: IndexSettings, databas
         )
     with database.store() as store:
         store.ensure_schema()
-        built_at = store.read("SELECT built_at FROM corpus_builds WHERE corpus = ?", [corpus])["built_at"][0]
+        built_at = last_build(store, corpus)["built_at"]
     measures = ask_the_build(Path(settings.db), corpus, questions, modes, value_of("GRAPHRAG_EVAL_LLM"))
     rows = with_build(measures, corpus, built_at)
     with database.store() as store:
@@ -144,19 +145,20 @@ def against_published_build(store: IndexStore, settings: IndexSettings, corpus: 
     published one; before any is, the last evaluated one before it); None when either has
     no evaluation. The evaluations step checks with it, and published_index decides with
     it whether a build that answers worse may be published."""
-    built_at = store.read("SELECT built_at FROM corpus_builds WHERE corpus = ?", [corpus])["built_at"]
-    if built_at.is_empty():
+    build = last_build(store, corpus)
+    if build is None:
         return None
-    current = store.read("SELECT * FROM evaluations WHERE build_id = ?", [build_id(corpus, built_at[0])])
+    built_at = build["built_at"]
+    current = store.read("SELECT * FROM evaluations WHERE build_id = ?", [build_id(corpus, built_at)])
     published = published_builds(settings.location()).get(corpus)
     if current.is_empty():
         return None
-    if published is not None and build_id(corpus, published) != build_id(corpus, built_at[0]):
+    if published is not None and build_id(corpus, published) != build_id(corpus, built_at):
         previous = build_id(corpus, published)
     else:
         earlier = store.read(
             "SELECT build_id FROM evaluations WHERE corpus = ? AND built_at < ? ORDER BY built_at DESC LIMIT 1",
-            [corpus, built_at[0]],
+            [corpus, built_at],
         )
         if earlier.is_empty():
             return None

@@ -7,7 +7,6 @@ the corpus: ``text_units`` depends on ``documents`` through ``ALL_SOURCES``) and
 the corpus's rows in one transaction each.
 """
 
-import datetime as dt
 import time
 
 import polars as pl
@@ -21,25 +20,10 @@ from dagster import (
     multi_asset,
 )
 
-from graphrag_common.ids import keep_short_ids
-from graphrag_common.lexical import search_term_rows
-
 from ...configuration import value_of
-from ...core.claims import resolve_claims
-from ...core.communities import detect_communities, ego_node, stabilize_numbers
-from ...core.embedding import EMBEDDING_COLUMNS, embed_missing, embedding_inputs, entity_inputs
-from ...core.graph import build_graph, link_text_units
-from ...core.graph_pictures import graph_pictures_dir, write_graph_pictures
-from ...core.reports import extractive_reports
-from ...core.resolution import apply_resolution, candidate_pairs, resolve, rule_decisions, titled_as_entities
-from ...fingerprints import code_version, current_fingerprints, dump_fingerprints
-from ...llm.errors import failure_frame
-from ...llm.session import chosen_embedder
-from ...llm_stages.graph import build_llm_graph
-from ...llm_stages.reports import llm_reports
+from ...fingerprints import code_version
 from ...settings import IndexSettings
-from ...storage.schema import CORPUS_BUILD_COLUMNS
-from ...storage.snapshot import open_published, publish_snapshot
+from ...stages.graph import embed_and_record, find_communities, merge_graph, publish, write_reports
 from ..automation import FOLLOW_SOURCES
 from ..checks import (
     ENDPOINTS_ARE_ENTITIES,
@@ -66,11 +50,10 @@ from ..metadata import (
 from ..resources import EmbeddingResource, IndexDatabase, LLMResource
 from .evaluations import against_published_build
 from .shared import (
-    EPOCH,
     GRAPH_ASSET_OPTIONS,
     RebuildConfig,
-    failure_rows,
     frame_version,
+    methods_of,
     retract_deleted_sources,
     why_redo_everything,
 )
@@ -112,51 +95,8 @@ def entities_and_relationships(
     with database.store() as store:
         store.ensure_schema()
         retract_deleted_sources(context, store, corpus)
-        units = store.read_table("text_units", "corpus", [corpus])
-        extracted_entities = store.read_table("extracted_entities", "corpus", [corpus])
-        extracted_relationships = store.read_table("extracted_relationships", "corpus", [corpus])
-        llm_settings = llm.get_settings()
-        failures = failure_frame([])
-        usage: dict = {"llm_calls": 0}
-        pairs = candidate_pairs(extracted_entities, settings.resolution())
-        if llm_settings.enabled:
-            with llm.session(store, corpus, context.run.run_id) as session:
-                entities, relationships, merges, failures = build_llm_graph(
-                    session.client,
-                    extracted_entities,
-                    extracted_relationships,
-                    units,
-                    corpus,
-                    pairs,
-                    llm_settings.confirm_merges,
-                )
-            usage = session.usage.metadata()
-        else:
-            mapping, merges = resolve(extracted_entities, corpus, decisions=rule_decisions(pairs))
-            extracted_entities, extracted_relationships = apply_resolution(
-                extracted_entities, extracted_relationships, mapping
-            )
-            entities, relationships = build_graph(
-                extracted_entities, extracted_relationships, units, corpus, settings.graph()
-            )
-        merges = titled_as_entities(merges, entities)
-        failed = failure_rows(failures, f"{corpus}#summary")
-        # Rows already indexed keep their short numbers, which kept reports cite.
-        entities = keep_short_ids(entities, store.short_ids("entities", [corpus]))
-        relationships = keep_short_ids(relationships, store.short_ids("relationships", [corpus]))
-        links = link_text_units(entities, relationships)
-        with store.transaction() as tx:
-            tx.replace("entities", entities, [corpus])
-            tx.replace("relationships", relationships, [corpus])
-            tx.replace("entity_merges", merges, [corpus])
-            tx.replace("llm_failures", failed, [f"{corpus}#summary"])
-            tx.register("links", links)
-            tx.execute("UPDATE text_units SET entity_ids = [], relationship_ids = [] WHERE corpus = ?", [corpus])
-            tx.execute(
-                "UPDATE text_units SET entity_ids = coalesce(links.entity_ids, []), "
-                "relationship_ids = coalesce(links.relationship_ids, []) "
-                "FROM links WHERE text_units.id = links.text_unit_id"
-            )
+        graph = merge_graph(store, settings, methods_of(context, settings, llm).graph, corpus)
+        entities, relationships, merges = graph.entities, graph.relationships, graph.merges
         seconds = time.perf_counter() - started
         graph_stats = {
             "nodes": entities.height,
@@ -169,13 +109,13 @@ def entities_and_relationships(
             "names_merged_by_resolution": int((~merges["rejected"]).sum()),
             "merges_rejected": int(merges["rejected"].sum()),
             "seconds": seconds,
-        } | usage
+        } | graph.usage
         yield MaterializeResult(
             asset_key="entities",
             metadata=table_metadata("entities", entities, ["title", "type", "frequency", "degree", "description"])
             | graph_stats,
             data_version=frame_version(entities, ["id", "title", "type", "description", "text_unit_ids", "degree"]),
-            check_results=[calls_succeeded(SUMMARY_CALLS_SUCCEEDED, failed)],
+            check_results=[calls_succeeded(SUMMARY_CALLS_SUCCEEDED, graph.failures)],
         )
         yield MaterializeResult(
             asset_key="relationships",
@@ -203,18 +143,8 @@ def communities(context: AssetExecutionContext, settings: IndexSettings, databas
     corpus = context.partition_key
     with database.store() as store:
         store.ensure_schema()
-        relationships = store.read_table("relationships", "corpus", [corpus])
-        previous = store.read_table("communities", "corpus", [corpus])
-        found = stabilize_numbers(detect_communities(relationships, corpus, settings.communities()), previous)
-        with store.transaction() as tx:
-            tx.replace("communities", found, [corpus])
-        pictures = write_graph_pictures(
-            graph_pictures_dir(settings.db, corpus),
-            store.read_table("entities", "corpus", [corpus]),
-            relationships,
-            found,
-        )
-        excluded = ego_node(relationships) if settings.communities().exclude_ego_node else None
+        made = find_communities(store, settings, corpus)
+        found, previous, excluded = made.found, made.previous, made.excluded_ego_node
         return MaterializeResult(
             metadata=table_metadata("communities", found, ["community", "level", "parent", "size", "title"])
             | {
@@ -237,7 +167,7 @@ def communities(context: AssetExecutionContext, settings: IndexSettings, databas
                 "ego_node_excluded_from_clustering": excluded or "none",
                 "seconds": time.perf_counter() - started,
             }
-            | picture_metadata(pictures),
+            | picture_metadata(made.pictures),
             data_version=frame_version(found, ["id", "parent", "children", "relationship_ids"]),
             check_results=[members_exist(store, corpus)],
         )
@@ -267,49 +197,10 @@ def community_reports(
     corpus = context.partition_key
     with database.store() as store:
         store.ensure_schema()
-        found = store.read_table("communities", "corpus", [corpus])
-        entities = store.read_table("entities", "corpus", [corpus])
-        relationships = store.read_table("relationships", "corpus", [corpus])
-        previous = store.read_table("community_reports", "corpus", [corpus])
-        llm_settings = llm.get_settings()
-        failures = failure_frame([])
-        if llm_settings.enabled:
-            # Rewriting every report asks the model again; the cache answers each whose prompt is unchanged.
-            redo = why_redo_everything(context, store, settings, "reports", config.rebuild)
-            kept = None if redo else previous
-            # Claims name entities as extracted; here they meet the entities they were merged into.
-            claims = resolve_claims(
-                store.read_table("covariates", "corpus", [corpus]),
-                entities,
-                store.read_table("entity_merges", "corpus", [corpus]),
-            )
-            with llm.session(store, corpus, context.run.run_id) as session:
-                reports, failures, context_tokens = llm_reports(
-                    session.client,
-                    found,
-                    entities,
-                    relationships,
-                    corpus,
-                    report_max_input_tokens=llm_settings.report_max_input_tokens,
-                    model=llm_settings.model_for("report"),
-                    previous=kept,
-                    claims=claims,
-                    embed_ahead=entity_inputs(entities)["text"].to_list(),
-                )
-            usage = session.usage.metadata() | {
-                "max_context_tokens": max(context_tokens, default=0),
-                "generated_by": llm_settings.model_for("report"),
-                "reports_written": len(context_tokens),
-                "reports_kept_unchanged": reports.height - len(context_tokens),
-                "claims_of_entities": int(claims["subject_entity_id"].is_not_null().sum()),
-            }
-        else:
-            reports = extractive_reports(found, entities, relationships, corpus)
-            usage = {"generated_by": "extractive (no LLM)", "llm_calls": 0}
-        failed = failure_rows(failures, f"{corpus}#report")
-        with store.transaction() as tx:
-            tx.replace("community_reports", reports, [corpus])
-            tx.replace("llm_failures", failed, [f"{corpus}#report"])
+        # Rewriting every report asks the model again; the cache answers each whose prompt is unchanged.
+        redo = why_redo_everything(context, store, settings, "reports", config.rebuild)
+        written = write_reports(store, methods_of(context, settings, llm).reports, corpus, bool(redo))
+        reports, previous, failed, usage = written.reports, written.previous, written.failed, written.usage
         return MaterializeResult(
             metadata=table_metadata("community_reports", reports, ["community", "level", "title", "rank", "summary"])
             | usage
@@ -349,48 +240,14 @@ def embeddings(
     corpus = context.partition_key
     with database.store() as store:
         store.ensure_schema()
-        wanted = embedding_inputs(
-            store.read_table("text_units", "corpus", [corpus]),
-            store.read_table("entities", "corpus", [corpus]),
-            store.read_table("community_reports", "corpus", [corpus]),
-        )
         # Embedding every text again asks an endpoint again; its cache answers each text it embedded.
         redo = why_redo_everything(context, store, settings, "embeddings", config.rebuild)
-        existing = (
-            pl.DataFrame(schema=EMBEDDING_COLUMNS) if redo else store.read_table("embeddings", "corpus", [corpus])
-        )
-        with chosen_embedder(
+        endpoint = (
             embedding.get_settings(),
-            settings.make_embedder,
-            lambda: embedding.session(store, corpus, context.run.run_id),
-        ) as (embedder, endpoint_usage):
-            rows, embedded = embed_missing(wanted, existing, embedder, corpus)
-        usage = endpoint_usage.metadata() if endpoint_usage is not None else {"llm_calls": 0}
-        # The bookkeeping row that says this corpus's build is complete (``corpus_builds``,
-        # read by build_state.corpus_work) is written here, by the last step that changes
-        # the index's tables, in the same transaction as the vectors: a build killed at any
-        # earlier point has no new row, so the next pass redoes what is missing.
-        built_at = dt.datetime.now(dt.UTC)
-        build = pl.DataFrame(
-            [
-                {
-                    "corpus": corpus,
-                    "sources_hash": store.sources_fingerprint(corpus),
-                    "stage_fingerprints": dump_fingerprints(current_fingerprints(settings)),
-                    "built_at": built_at,
-                }
-            ],
-            schema=CORPUS_BUILD_COLUMNS,
+            lambda store, corpus: embedding.session(store, corpus, context.run.run_id),
         )
-        terms = search_term_rows(wanted, corpus)
-        with store.transaction() as tx:
-            tx.replace("embeddings", rows, [corpus])
-            tx.replace("search_terms", terms, [corpus])
-            tx.replace("corpus_builds", build, [corpus])
-        # Complete, the build is done once also mirrored and published (build_state.corpus_work).
-        mirrored = settings.vector_store().replace_corpus(
-            corpus, rows, build=(built_at - EPOCH) // dt.timedelta(microseconds=1)
-        )
+        index = embed_and_record(store, settings, corpus, endpoint, bool(redo))
+        rows, embedded, terms = index.rows, index.embedded, index.terms
         dimensions = rows.select(pl.col("vector").list.len().unique()).to_series().to_list()
         by_kind = {k: n for k, n in rows["kind"].value_counts().iter_rows()}
         return MaterializeResult(
@@ -400,7 +257,7 @@ def embeddings(
                 ["kind", "id", "model", "text"],
             )
             | {
-                "model": embedder.name,
+                "model": index.embedder,
                 "dimensions": dimensions[0] if dimensions else 0,
                 "by_kind": by_kind,
                 "search_terms": terms.height,
@@ -408,9 +265,9 @@ def embeddings(
                 "reused": rows.height - embedded,
                 "seconds": time.perf_counter() - started,
             }
-            | usage,
+            | index.usage,
             data_version=frame_version(rows, ["kind", "id", "content_hash", "model"]),
-            check_results=[vector_dimensions_consistent(rows, mirrored)],
+            check_results=[vector_dimensions_consistent(rows, index.mirrored)],
         )
 
 
@@ -443,13 +300,7 @@ def published_index(
                 metadata={"regressed_questions": regressed_listing(verdict.comparison)},
                 allow_retries=False,
             )
-    pointer = publish_snapshot(database.location, settings.vectors, corpus)
-    # Counted in the snapshot itself: what readers see, not what the index holds by now.
-    with open_published(pointer) as snapshot:
-        rows = {
-            name: snapshot.execute(f'SELECT count(*) FROM "{name}" WHERE corpus = ?', [corpus]).fetchone()[0]
-            for name in CORPUS_TABLES
-        }
+    pointer, rows = publish(database.location, settings.vectors, corpus, tuple(CORPUS_TABLES))
     return MaterializeResult(
         metadata=tables_metadata(rows)
         | {key: pointer[key] for key in ("snapshot", "snapshot_version") if pointer.get(key) is not None}

@@ -2,20 +2,19 @@
 rebuild run config, the decision to redo every source, data versions, the retraction of
 deleted sources and the rows of failed LLM calls."""
 
-import datetime as dt
-
 import polars as pl
 from dagster import AssetExecutionContext, BackfillPolicy, Config, DataVersion, OpExecutionContext
 from pydantic import Field
 
 from graphrag_common.ids import content_hash
 
-from ...fingerprints import current_fingerprints, recorded_fingerprints, stage_changes
+from ...build_state import why_redo_everything as redo_reason
 from ...settings import IndexSettings
+from ...stages.methods import Methods, methods_for
 from ...storage.duckdb_store import IndexStore
-from ...storage.schema import LLM_FAILURE_COLUMNS, SOURCE_READ, TABLES, conform
 from ..jobs import STEP_RETRIES
 from ..partitions import DUCKDB_POOL, corpus_partitions, source_partitions
+from ..resources import LLMResource
 
 SOURCE_ASSET_OPTIONS = dict(
     partitions_def=source_partitions,
@@ -26,11 +25,6 @@ SOURCE_ASSET_OPTIONS = dict(
 )
 
 
-def utc_now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
-EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 GRAPH_ASSET_OPTIONS = dict(
     partitions_def=corpus_partitions, pool=DUCKDB_POOL, group_name="graph", retry_policy=STEP_RETRIES
 )
@@ -73,13 +67,7 @@ def why_redo_everything(
     to (``rebuild``, its run config), or its stage's fingerprint differs from the last
     build's (``None``: neither). Decided here, not only by graphrag-index, so that a run from
     the UI or automation redoes it too."""
-    why = (
-        f"{stage} rebuild requested"
-        if rebuild
-        else stage_changes(recorded_fingerprints(store, context.partition_key), current_fingerprints(settings)).get(
-            stage
-        )
-    )
+    why = redo_reason(store, settings, context.partition_key, stage, rebuild)
     if why:
         context.log.info(f"redoing every source of corpus {context.partition_key}: {why}")
     return why
@@ -106,31 +94,10 @@ def retract_deleted_sources(
         context.log.info(f"retracted {len(orphans)} deleted source(s): {orphans[:10]}")
 
 
-def source_rows(docs: pl.DataFrame, text_units: pl.DataFrame | None = None) -> pl.DataFrame:
-    """``sources`` rows of the files these documents were read from, status ``read``: with
-    ``text_units`` (the files' chunks) their count, else NULL (not chunked yet)."""
-    rows = docs.group_by("corpus", "source_partition").agg(
-        pl.col("source_path").first(), pl.col("source_hash").first(), pl.col("id").n_unique().alias("documents")
-    )
-    if text_units is None:
-        rows = rows.with_columns(pl.lit(None, pl.Int64).alias("text_units"))
-    else:
-        counts = text_units.group_by("source_partition").agg(pl.len().alias("text_units"))
-        rows = rows.join(counts, on="source_partition", how="left").with_columns(pl.col("text_units").fill_null(0))
-    return conform(
-        TABLES["sources"],
-        rows.with_columns(
-            pl.lit(None, pl.String).alias("settings_hash"),
-            pl.lit(utc_now()).alias("indexed_at"),
-            pl.lit(SOURCE_READ).alias("status"),
-        ),
-    )
-
-
-def failure_rows(failures: pl.DataFrame, scope: pl.Expr | str) -> pl.DataFrame:
-    """A stage's failed calls (``llm.errors.FAILURE_COLUMNS``) as ``llm_failures`` rows: with
-    their scope (what the next build retries: a source, or a corpus's graph stage) and the time."""
-    scope_expr = pl.lit(scope) if isinstance(scope, str) else scope
-    return failures.with_columns(scope_expr.alias("scope"), pl.lit(utc_now()).alias("recorded_at")).select(
-        list(LLM_FAILURE_COLUMNS)
+def methods_of(
+    context: AssetExecutionContext | OpExecutionContext, settings: IndexSettings, llm: LLMResource
+) -> Methods:
+    """The methods the settings choose (offline or model), their calls recorded for this run."""
+    return methods_for(
+        settings, llm.get_settings(), lambda store, corpus: llm.session(store, corpus, context.run.run_id)
     )

@@ -12,9 +12,7 @@ the corpus's graph build has chunked it and extracted every one of its text unit
 """
 
 import time
-from pathlib import Path
 
-import polars as pl
 from dagster import (
     AssetExecutionContext,
     MaterializeResult,
@@ -22,22 +20,13 @@ from dagster import (
     asset,
 )
 
-from graphrag_common.ids import keep_short_ids
-
-from ...core.inputs import InputError, SourceFile, read_source, split_partition_key
 from ...fingerprints import code_version
 from ...settings import IndexSettings
-from ...storage.schema import SOURCE_ERROR_COLUMNS, SOURCE_FOLDER_COLUMNS, TABLES
+from ...stages.sources import read_sources
 from ..checks import SOURCES_READABLE, sources_readable
 from ..metadata import markdown_preview, table_schema_metadata
 from ..resources import IndexDatabase
-from .shared import SOURCE_ASSET_OPTIONS, source_rows, utc_now
-
-
-def _source_file(settings: IndexSettings, key: str) -> SourceFile:
-    # Keys also come from the UI: refused unless they name a file inside the input folder.
-    corpus, relative_path = split_partition_key(key)
-    return SourceFile(corpus, relative_path, settings.source_path(corpus, relative_path), Path(settings.input_dir))
+from .shared import SOURCE_ASSET_OPTIONS
 
 
 def add_metadata_per_partition(context: AssetExecutionContext, metadata_by_partition: dict[str, dict]) -> None:
@@ -67,34 +56,8 @@ def documents(context: AssetExecutionContext, settings: IndexSettings, database:
     started = time.perf_counter()
     with database.store() as store:
         store.ensure_schema()
-        frames, errors, folders = [], [], []
-        for key in context.partition_keys:
-            try:
-                source = _source_file(settings, key)
-                folders.append({"corpus": source.corpus, "source_partition": key, "corpus_folder": source.folder})
-                frames.append(read_source(source, settings.table_columns()))
-            except InputError as error:
-                context.log.error(f"Skipping source {error}; its previously indexed rows are kept.")
-                corpus, _, source_path = key.partition("/")
-                errors.append(
-                    {
-                        "corpus": corpus,
-                        "source_partition": key,
-                        "source_path": source_path,
-                        "error": str(error),
-                        "recorded_at": utc_now(),
-                    }
-                )
-        read = pl.concat(frames) if frames else pl.DataFrame(schema=TABLES["documents"].columns)
-        readable = [key for key in context.partition_keys if key not in {e["source_partition"] for e in errors}]
-        read = keep_short_ids(read, store.short_ids("documents", read["corpus"].unique().to_list()))
-        with store.transaction() as tx:
-            tx.replace("documents", read, readable)
-            # Read again: not indexed until the graph build chunks and extracts it again.
-            tx.replace("sources", source_rows(read), readable)
-            tx.replace("source_errors", pl.DataFrame(errors, schema=SOURCE_ERROR_COLUMNS), context.partition_keys)
-            folder_keys = [row["source_partition"] for row in folders]
-            tx.replace("source_folders", pl.DataFrame(folders, schema=SOURCE_FOLDER_COLUMNS), folder_keys)
+        done = read_sources(store, settings, list(context.partition_keys), context.log)
+        read, errors = done.documents, done.errors
         # A run of many partitions makes one materialization per partition: each gets its own
         # rows (an unreadable source keeps its previously indexed ones), the run's totals are
         # named as such.
