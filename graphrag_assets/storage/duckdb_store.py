@@ -150,7 +150,10 @@ class IndexStore:
 
     def ensure_schema(self) -> None:
         """Create missing tables, and add columns a newer version introduced to the tables
-        of an existing index (filled with NULL), so upgrading never needs a rebuild."""
+        of an existing index (filled with NULL), so upgrading never needs a rebuild. A store
+        opened read-only (a look that writes nothing) is read as it is."""
+        if self.read_only:
+            return
         with self.connection() as connection:
             existing = connection.execute(
                 "SELECT table_name, column_name FROM information_schema.columns "

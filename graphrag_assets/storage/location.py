@@ -17,12 +17,13 @@ the scanners of the catalog databases), with signature checks on; without the pa
 from __future__ import annotations
 
 import importlib.util
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
-from .connection import connect, opened_with_lock_wait
+from .connection import connect, is_lock_error, opened_with_lock_wait
 
 LAKE_ALIAS = "graphrag"
 # The extension each catalog database needs besides ducklake itself, and the Python package
@@ -152,7 +153,7 @@ class IndexLocation:
                 self.lake.attach(connection, read_only=read_only)
             except duckdb.Error as error:
                 connection.close()
-                if isinstance(error, duckdb.IOException) and "lock" in str(error).lower():
+                if isinstance(error, duckdb.IOException) and is_lock_error(error):
                     raise  # another process holds a DuckDB catalog file: waited for
                 raise BackendUnavailable(
                     f"GRAPHRAG_DUCKLAKE_CATALOG: cannot open the {self.lake.describe()}: {error}"
@@ -182,6 +183,12 @@ def index_location(database: str, ducklake_catalog: str = "", ducklake_data_path
     if "://" not in data_path:
         data_path = str(Path(data_path).resolve())  # the catalog records it; relative to nowhere later
     catalog = ducklake_catalog.removeprefix("ducklake:")
+    scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", catalog)
+    if scheme and scheme.group(1) not in ("sqlite", "postgres"):
+        raise ValueError(
+            f"GRAPHRAG_DUCKLAKE_CATALOG={ducklake_catalog!r}: unknown catalog scheme {scheme.group(1)!r}; use a "
+            "DuckDB file path, sqlite:PATH or postgres:CONNINFO (a file whose name has a colon: start it with ./)"
+        )
     if not catalog.startswith("postgres:"):
         prefix = "sqlite:" if catalog.startswith("sqlite:") else ""
         catalog = prefix + str(Path(catalog.removeprefix(prefix)).resolve())
