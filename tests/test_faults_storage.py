@@ -6,6 +6,7 @@ let a plain rerun (or the repair command it names) complete."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -116,3 +117,30 @@ def test_a_dry_run_writes_no_index_and_an_unknown_catalog_scheme_names_the_setti
 
     assert indexer.run().returncode == 0
     assert indexer.query(COUNTS, snapshot=True)["text_units"][0] == 13
+
+
+def test_a_damaged_vector_mirror_is_rebuilt_from_duckdb(tmp_path):
+    indexer = Indexer(tmp_path)
+    assert indexer.run().returncode == 0
+    tables = sorted(indexer.vectors.glob("*.lance"))
+    assert len(tables) >= 2
+    # One table's data files cut short, another's manifests gone.
+    for data in (tables[0] / "data").iterdir():
+        with open(data, "r+b") as file:
+            file.truncate(10)
+    shutil.rmtree(tables[1] / "_versions")
+
+    rerun = indexer.run()
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert f"vectors damaged ({tables[0]}" in rerun.stdout or f"vectors damaged ({tables[1]}" in rerun.stdout
+    import lancedb
+
+    mirror = lancedb.connect(str(indexer.vectors))
+    counts = indexer.query("SELECT kind, count(*) AS n FROM embeddings GROUP BY kind")
+    assert counts.height == len(tables)
+    for kind, n in counts.iter_rows():
+        table = mirror.open_table(kind)
+        assert table.count_rows() == n
+        assert table.to_arrow().num_rows == n  # every data file reads whole
+    assert indexer.query(COUNTS, snapshot=True)["text_units"][0] == 13
+    assert "no work: index is up to date" in indexer.run().stdout
