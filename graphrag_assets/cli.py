@@ -8,6 +8,7 @@ import contextlib
 import gc
 import math
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -161,6 +162,8 @@ def _ensure_dagster_home() -> Path:
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# SQLite's words when it cannot write its file (ENOSPC, EFBIG): Dagster's storage under DAGSTER_HOME.
+DISK_FULL_MESSAGES = ("disk I/O error", "database or disk is full")
 
 
 def _stop_at_once_on_signals() -> None:
@@ -234,7 +237,10 @@ def _main(argv: list[str] | None, started) -> int:
     warnings.filterwarnings("ignore", category=BetaWarning)
     warnings.filterwarnings("ignore", category=PreviewWarning)
 
+    import sqlite3
+
     import duckdb
+    import sqlalchemy.exc
 
     from .core.inputs import InputError
     from .indexing import DeletionNotConfirmed, estimate_pending, plan_index, remove_corpus, restore, run_index
@@ -242,6 +248,7 @@ def _main(argv: list[str] | None, started) -> int:
     from .settings import IndexSettings
     from .storage.connection import (
         LOCK_WAIT_VARIABLE,
+        initialising,
         is_damaged_file_error,
         is_lock_error,
         lock_holder,
@@ -280,7 +287,11 @@ def _main(argv: list[str] | None, started) -> int:
         f"{settings.vectors}); DAGSTER_HOME={home}"
     )
     try:
-        with DagsterInstance.get() as instance:
+        # Two commands starting on a fresh home would both create its storage (one then fails,
+        # or the home is left with two schema versions): the first creates it, the other waits.
+        with initialising(home / ".instance-init.lock"):
+            instance = DagsterInstance.get()
+        with instance:
             if args.dry_run:
                 from .llm.client import EMBEDDING_BATCH_TEXTS
 
@@ -358,6 +369,18 @@ def _main(argv: list[str] | None, started) -> int:
     except DeletionNotConfirmed as error:
         print(f"graphrag-index: {error}", file=sys.stderr)
         return 3
+    except (sqlalchemy.exc.OperationalError, sqlite3.OperationalError) as error:
+        cause = str(getattr(error, "orig", error))
+        if not any(words in cause for words in DISK_FULL_MESSAGES):
+            raise
+        print(
+            f"graphrag-index: cannot write Dagster's run storage under DAGSTER_HOME={home} ({cause}; "
+            f"{shutil.disk_usage(home).free // 2**20} MiB free there): the disk is full or a file-size limit was "
+            f"reached. Nothing indexed is lost ({location.describe()} is untouched by it): free space there and run "
+            "again",
+            file=sys.stderr,
+        )
+        return 1
     except duckdb.Error as error:
         if is_damaged_file_error(error):
             published = read_pointer(location) if location.lake is None else None

@@ -6,11 +6,17 @@ let a plain rerun (or the repair command it names) complete."""
 from __future__ import annotations
 
 import json
+import resource
 import shutil
+import signal
+import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
+from graphrag_assets.storage.duckdb_store import IndexStore
+from graphrag_assets.storage.location import index_location
 from graphrag_assets.storage.snapshot import pointer_path, snapshot_dir
 
 from .conftest import REPO
@@ -144,3 +150,82 @@ def test_a_damaged_vector_mirror_is_rebuilt_from_duckdb(tmp_path):
         assert table.to_arrow().num_rows == n  # every data file reads whole
     assert indexer.query(COUNTS, snapshot=True)["text_units"][0] == 13
     assert "no work: index is up to date" in indexer.run().stdout
+
+
+def test_commands_starting_together_on_a_fresh_home_and_a_fresh_lake_both_succeed(tmp_path):
+    for trial in range(2):
+        indexer = Indexer(tmp_path / f"trial{trial}")
+        together = [
+            subprocess.Popen(
+                [*indexer.command, "--dry-run"],
+                cwd=REPO,
+                env=indexer.env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for _ in range(2)
+        ]
+        for command in together:
+            out, err = command.communicate(timeout=600)
+            assert command.returncode == 0, err.decode()[-3000:]
+        home = Path(indexer.env["DAGSTER_HOME"])
+        for storage in home.rglob("*.db"):
+            with sqlite3.connect(storage) as connection:
+                tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if "alembic_version" in tables:
+                    assert connection.execute("SELECT count(*) FROM alembic_version").fetchone()[0] == 1, storage
+    assert indexer.run().returncode == 0
+
+    # Two writers creating the tables of one fresh SQLite DuckLake catalog at once.
+    catalog = f"sqlite:{tmp_path / 'lake' / 'catalog.sqlite'}"
+    code = (
+        "import sys\n"
+        "from graphrag_assets.storage.duckdb_store import IndexStore\n"
+        "from graphrag_assets.storage.location import index_location\n"
+        "IndexStore(index_location(sys.argv[1], sys.argv[2])).ensure_schema()\n"
+    )
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(tmp_path / "lake" / "graphrag.duckdb"), catalog],
+            cwd=REPO,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(2)
+    ]
+    for writer in writers:
+        _, err = writer.communicate(timeout=600)
+        assert writer.returncode == 0, err.decode()[-3000:]
+    with IndexStore(index_location(str(tmp_path / "lake" / "graphrag.duckdb"), catalog), read_only=True) as store:
+        assert store.read("SELECT count(*) AS n FROM entities")["n"][0] == 0
+
+
+def _file_size_limit(limit: int):
+    """What a full disk does to the writes of a process: they fail (EFBIG, not a kill)."""
+
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def test_a_full_disk_under_dagster_home_is_named_and_loses_nothing(tmp_path):
+    indexer = Indexer(tmp_path)
+    assert indexer.run().returncode == 0
+    indexed = indexer.query(COUNTS)
+    home = tmp_path / "full_home"
+    home.mkdir()
+    shutil.copy(REPO / "dagster_home" / "dagster.yaml", home)
+    env = indexer.env | {"DAGSTER_HOME": str(home)}
+
+    full = subprocess.run(
+        indexer.command, cwd=REPO, env=env, capture_output=True, text=True, preexec_fn=_file_size_limit(64 * 1024)
+    )
+    assert full.returncode == 1
+    assert f"DAGSTER_HOME={home}" in full.stderr and "disk is full" in full.stderr
+    assert "Traceback" not in full.stderr
+    assert indexer.query(COUNTS).equals(indexed)
+
+    rerun = subprocess.run(indexer.command, cwd=REPO, env=env, capture_output=True, text=True)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert indexer.query(COUNTS, snapshot=True).equals(indexed)

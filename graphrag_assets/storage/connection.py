@@ -3,10 +3,12 @@ the rest of the package so that readers (``graphrag_query``) import only DuckDB.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -92,3 +94,18 @@ def same_catalog(connection: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnec
     cursor = connection.cursor()
     cursor.execute(f'USE "{catalog}"."{schema}"')
     return cursor
+
+
+@contextmanager
+def initialising(lock_file: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock_file`` (made if missing) while something is created
+    that two processes must not create at once (a fresh DAGSTER_HOME's storage, a fresh
+    DuckLake catalog): the second waits, then finds it made. Released when the holder
+    ends, however it ends."""
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_file, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)

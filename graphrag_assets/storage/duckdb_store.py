@@ -154,7 +154,8 @@ class IndexStore:
         opened read-only (a look that writes nothing) is read as it is."""
         if self.read_only:
             return
-        with self.connection() as connection:
+        # Opened first: opening a lake takes the creation lock itself.
+        with self.connection() as connection, self.location.creating():
             existing = connection.execute(
                 "SELECT table_name, column_name FROM information_schema.columns "
                 "WHERE table_catalog = current_database() AND table_schema = 'main'"

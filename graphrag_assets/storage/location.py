@@ -16,6 +16,7 @@ the scanners of the catalog databases), with signature checks on; without the pa
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import re
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import duckdb
 
-from .connection import connect, is_lock_error, opened_with_lock_wait
+from .connection import connect, initialising, is_lock_error, opened_with_lock_wait
 
 LAKE_ALIAS = "graphrag"
 # The extension each catalog database needs besides ducklake itself, and the Python package
@@ -150,7 +151,8 @@ class IndexLocation:
         def open_lake() -> duckdb.DuckDBPyConnection:
             connection = duckdb.connect(":memory:", config=config or {})
             try:
-                self.lake.attach(connection, read_only=read_only)
+                with contextlib.nullcontext() if read_only else self.creating():
+                    self.lake.attach(connection, read_only=read_only)
             except duckdb.Error as error:
                 connection.close()
                 if isinstance(error, duckdb.IOException) and is_lock_error(error):
@@ -164,6 +166,15 @@ class IndexLocation:
             return connection
 
         return opened_with_lock_wait(open_lake, self.lake.catalog, wait_seconds)
+
+    def creating(self) -> contextlib.AbstractContextManager:
+        """Held while a writer may create the lake's catalog or tables: two writers attaching a
+        fresh SQLite or DuckDB catalog file at once would both create them, and one fails. A
+        DuckDB index file has one writer at a time anyway; PostgreSQL orders its writers."""
+        catalog = self.lake.catalog_file if self.lake else None
+        if catalog is None:
+            return contextlib.nullcontext()
+        return initialising(catalog.with_name(catalog.name + ".init.lock"))
 
     def exists(self) -> bool:
         if self.lake is None:
