@@ -143,7 +143,8 @@ def corpus_work(
     )
     current = current_fingerprints(settings)
     forced = tuple(asset for asset in assets_of(stages_from(rebuild)) if asset in KEEPS_EARLIER_WORK) if rebuild else ()
-    mirrored = settings.vector_store().mirrored_builds()
+    vectors = settings.vector_store()
+    mirrored, damage = vectors.mirrored_builds(), vectors.damage()
     published = published_builds(settings.location())
     work = {}
     for corpus in corpora:
@@ -166,7 +167,8 @@ def corpus_work(
         elif failed.get(corpus):
             work[corpus] = CorpusWork(f"retrying {failed[corpus]} failed summary/report call(s)")
         elif mirrored.get(corpus) != build["stamp"]:
-            work[corpus] = CorpusWork(f"vectors missing from {settings.vectors}", MIRROR_ASSETS)
+            missing = f"vectors damaged ({damage})" if damage else f"vectors missing from {settings.vectors}"
+            work[corpus] = CorpusWork(missing, MIRROR_ASSETS)
         elif published.get(corpus) != build["stamp"]:
             work[corpus] = CorpusWork("last build not published", PUBLISH_ASSETS)
     return work

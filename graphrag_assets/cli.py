@@ -8,6 +8,7 @@ import contextlib
 import gc
 import math
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -63,6 +64,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="bring back the sources the last deleting pass removed, from the snapshot published before it "
         "(kept 7 days), and rebuild their corpora",
+    )
+    parser.add_argument(
+        "--repair-from-snapshot",
+        action="store_true",
+        help="rebuild a damaged DuckDB file (GRAPHRAG_DB) from the last published snapshot, keeping the damaged one "
+        "as <db>.damaged; the next pass redoes what was indexed after that snapshot",
     )
     parser.add_argument(
         "--yes",
@@ -155,6 +162,8 @@ def _ensure_dagster_home() -> Path:
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# SQLite's words when it cannot write its file (ENOSPC, EFBIG): Dagster's storage under DAGSTER_HOME.
+DISK_FULL_MESSAGES = ("disk I/O error", "database or disk is full")
 
 
 def _stop_at_once_on_signals() -> None:
@@ -213,8 +222,12 @@ def _main(argv: list[str] | None, started) -> int:
     args = parser.parse_args(argv)
     if args.markdown and not args.show_settings:
         parser.error("--markdown goes with --show-settings")
-    if sum(map(bool, (args.remove_corpus, args.restore, args.prune or args.rebuild or args.dry_run))) > 1:
-        parser.error("--remove-corpus, --restore and indexing (--prune, --rebuild, --dry-run) are separate passes")
+    passes = (args.remove_corpus, args.restore, args.repair_from_snapshot, args.prune or args.rebuild or args.dry_run)
+    if sum(map(bool, passes)) > 1:
+        parser.error(
+            "--remove-corpus, --restore, --repair-from-snapshot and indexing (--prune, --rebuild, --dry-run) are "
+            "separate passes"
+        )
     # Imported after argument parsing so that --help is instant.
     import warnings
 
@@ -224,19 +237,31 @@ def _main(argv: list[str] | None, started) -> int:
     warnings.filterwarnings("ignore", category=BetaWarning)
     warnings.filterwarnings("ignore", category=PreviewWarning)
 
+    import sqlite3
+
     import duckdb
+    import sqlalchemy.exc
 
     from .core.inputs import InputError
     from .indexing import DeletionNotConfirmed, estimate_pending, plan_index, remove_corpus, restore, run_index
     from .llm.settings import LLMSettings
     from .settings import IndexSettings
-    from .storage.connection import LOCK_WAIT_VARIABLE, lock_holder, lock_wait_seconds
+    from .storage.connection import (
+        LOCK_WAIT_VARIABLE,
+        initialising,
+        is_damaged_file_error,
+        is_lock_error,
+        lock_holder,
+        lock_wait_seconds,
+    )
     from .storage.location import BackendUnavailable
+    from .storage.snapshot import NothingToRepairFrom, pointer_path, read_pointer, repair_from_snapshot
 
     given = {"input_dir": args.input, "db": args.db, "vectors": args.vectors, "corpus": args.corpus}
     try:
         settings = IndexSettings.from_env(**given)
         llm = LLMSettings.from_env()
+        location = settings.location()
         shown = _show_settings(args, given) if args.show_settings else None
     except ValueError as error:
         print(f"graphrag-index: invalid setting: {error}", file=sys.stderr)
@@ -244,23 +269,39 @@ def _main(argv: list[str] | None, started) -> int:
     if shown is not None:
         print(shown)
         return 0
+    if args.repair_from_snapshot:
+        try:
+            damaged, pointer = repair_from_snapshot(Path(settings.database))
+        except NothingToRepairFrom as error:
+            print(f"graphrag-index: {error}", file=sys.stderr)
+            return 2
+        print(
+            f"graphrag-index: {settings.database} rebuilt from the snapshot published {pointer['published_at']} "
+            f"({pointer['snapshot']}); the damaged file is kept as {damaged}. Run graphrag-index to redo what was "
+            "indexed after that snapshot"
+        )
+        return 0
     home = _ensure_dagster_home()
     print(
-        f"graphrag-index: input {settings.input_dir} -> {settings.location().describe()} (vectors "
+        f"graphrag-index: input {settings.input_dir} -> {location.describe()} (vectors "
         f"{settings.vectors}); DAGSTER_HOME={home}"
     )
     try:
-        with DagsterInstance.get() as instance:
+        # Two commands starting on a fresh home would both create its storage (one then fails,
+        # or the home is left with two schema versions): the first creates it, the other waits.
+        with initialising(home / ".instance-init.lock"):
+            instance = DagsterInstance.get()
+        with instance:
             if args.dry_run:
                 from .llm.client import EMBEDDING_BATCH_TEXTS
 
-                planned = plan_index(settings, instance, args.rebuild, args.prune)
+                planned = plan_index(settings, instance, args.rebuild, args.prune, dry_run=True)
                 plan = planned.sources
                 for line in planned.kept:
                     print(line)
                 if plan.deleted:
                     print(f"would delete: {', '.join(plan.deleted[:20])}" + (" ..." if len(plan.deleted) > 20 else ""))
-                estimate = estimate_pending(plan, settings, args.rebuild)
+                estimate = estimate_pending(plan, settings, args.rebuild, dry_run=True)
                 for corpus, why in estimate.redone.items():
                     print(f"corpus {corpus}: every source extracted again ({why})")
                 print(
@@ -328,8 +369,33 @@ def _main(argv: list[str] | None, started) -> int:
     except DeletionNotConfirmed as error:
         print(f"graphrag-index: {error}", file=sys.stderr)
         return 3
-    except duckdb.IOException as error:
-        if "lock" not in str(error).lower():
+    except (sqlalchemy.exc.OperationalError, sqlite3.OperationalError) as error:
+        cause = str(getattr(error, "orig", error))
+        if not any(words in cause for words in DISK_FULL_MESSAGES):
+            raise
+        print(
+            f"graphrag-index: cannot write Dagster's run storage under DAGSTER_HOME={home} ({cause}; "
+            f"{shutil.disk_usage(home).free // 2**20} MiB free there): the disk is full or a file-size limit was "
+            f"reached. Nothing indexed is lost ({location.describe()} is untouched by it): free space there and run "
+            "again",
+            file=sys.stderr,
+        )
+        return 1
+    except duckdb.Error as error:
+        if is_damaged_file_error(error):
+            published = read_pointer(location) if location.lake is None else None
+            print(
+                f"graphrag-index: {location.describe()} is damaged, not a whole DuckDB database ({error}). "
+                + (
+                    f"The last published snapshot is {published['snapshot']} ({published['published_at']}): "
+                    "graphrag-index --repair-from-snapshot rebuilds the file from it, keeping the damaged one"
+                    if published
+                    else f"No snapshot is published ({pointer_path(location)}): move the file away and index again"
+                ),
+                file=sys.stderr,
+            )
+            return 2
+        if not isinstance(error, duckdb.IOException) or not is_lock_error(error):
             raise
         print(
             f"graphrag-index: {settings.location().describe()} is held by {lock_holder(error)} (waited "

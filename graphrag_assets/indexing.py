@@ -220,12 +220,17 @@ class IndexPlan:
 
 
 def plan_index(
-    settings: IndexSettings, instance: DagsterInstance, rebuild: str | None = None, prune: bool = False
+    settings: IndexSettings,
+    instance: DagsterInstance,
+    rebuild: str | None = None,
+    prune: bool = False,
+    dry_run: bool = False,
 ) -> IndexPlan:
     """What a pass over the input folder would do, without changing anything. A missing
     file is deleted only when its corpus folder is part of this input (``source_diff``);
     ``prune`` makes the index equal this input: every other source and corpus goes.
-    Rebuilding the reading stage reads every file again."""
+    Rebuilding the reading stage reads every file again. ``dry_run``: the index is only
+    read, and not created when there is none."""
     input_dir = Path(settings.input_dir)
     on_disk = discover_sources(input_dir, settings.forced_corpus())
     folders = corpus_folders(input_dir, settings.forced_corpus())
@@ -234,7 +239,7 @@ def plan_index(
     present = {source.corpus for source in on_disk} | ({settings.corpus} if settings.corpus else set())
     # Sources known without a completed index (unreadable files, registered partitions of an
     # interrupted run) have no hash: retried while their file exists, retracted once it is gone.
-    with settings.store() as store:  # one opening of the file for both
+    with settings.store(look_only=dry_run) as store:  # one opening of the file for both
         store.ensure_schema()
         everywhere = set(store.read("SELECT DISTINCT corpus FROM sources")["corpus"])
         scope = sorted(present | set(folders) | (everywhere if prune else set()))
@@ -305,7 +310,9 @@ class Estimate:
     reembedded: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
-def estimate_pending(plan: SourcePlan, settings: IndexSettings, rebuild: str | None = None) -> Estimate:
+def estimate_pending(
+    plan: SourcePlan, settings: IndexSettings, rebuild: str | None = None, dry_run: bool = False
+) -> Estimate:
     """What the next pass will extract and what that costs, before anything is spent: the
     pending sources, and every source of a corpus whose chunking or extraction is redone
     (its settings, model or code changed since the last build, or ``rebuild`` asks), and
@@ -328,8 +335,9 @@ def estimate_pending(plan: SourcePlan, settings: IndexSettings, rebuild: str | N
     llm = LLMSettings.from_env()
     passes = 1 + llm.gleanings + int(llm.claims) if llm.enabled else 0
     template = count_tokens(load_prompt("extract_graph").text) if llm.enabled else 0
-    store = settings.store()
+    store = settings.store(look_only=dry_run)
     with store:  # one opening of the file for the estimate
+        store.ensure_schema()
         sources, estimate = _sources_to_extract(plan, store, settings, rebuild)
         texts: list[str] = []
         for source in sources:

@@ -136,8 +136,13 @@ class IndexSettings(ConfigurableResource):
         """How many shards chunking and extraction of this much text are split into."""
         return shard_count(pending_characters, self.parallel_shards(), CHARACTERS_PER_TOKEN * self.shard_min_tokens)
 
-    def store(self) -> IndexStore:
-        return IndexStore(self.location())
+    def store(self, look_only: bool = False) -> IndexStore:
+        """The index's store; ``look_only``: for a pass that writes nothing (a dry run), the
+        index opened read-only, or an empty one in memory while there is none yet."""
+        if not look_only:
+            return IndexStore(self.location())
+        location = self.location()
+        return IndexStore(location, read_only=True) if location.exists() else IndexStore(IndexLocation(":memory:"))
 
     def vector_store(self) -> VectorStore:
         return VectorStore(self.vectors)

@@ -3,10 +3,12 @@ the rest of the package so that readers (``graphrag_query``) import only DuckDB.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -22,8 +24,21 @@ REPORT_EVERY_SECONDS = 30.0
 log = logging.getLogger(__name__)
 
 
-def _is_lock_error(error: Exception) -> bool:
-    return "lock" in str(error).lower()
+# DuckDB's words for a file another process holds ("Could not set lock on file ...: Conflicting
+# lock is held in ..."); a bare "lock" would also match the "block" of a damaged file's message.
+LOCK_MESSAGES = ("could not set lock on file", "conflicting lock")
+# DuckDB's words for a file that is not (or no longer) a whole DuckDB database.
+DAMAGE_MESSAGES = ("not a valid duckdb database file", "corrupt database file", "could not read enough bytes")
+
+
+def is_lock_error(error: Exception) -> bool:
+    message = str(error).lower()
+    return any(words in message for words in LOCK_MESSAGES)
+
+
+def is_damaged_file_error(error: Exception) -> bool:
+    message = str(error).lower()
+    return any(words in message for words in DAMAGE_MESSAGES)
 
 
 def lock_holder(error: Exception) -> str:
@@ -59,7 +74,7 @@ def opened_with_lock_wait(
             return open_database()
         except duckdb.IOException as error:
             waited = time.monotonic() - started
-            if not _is_lock_error(error) or waited > wait_seconds:
+            if not is_lock_error(error) or waited > wait_seconds:
                 raise
             if time.monotonic() - reported >= REPORT_EVERY_SECONDS:
                 reported = time.monotonic()
@@ -79,3 +94,18 @@ def same_catalog(connection: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnec
     cursor = connection.cursor()
     cursor.execute(f'USE "{catalog}"."{schema}"')
     return cursor
+
+
+@contextmanager
+def initialising(lock_file: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock_file`` (made if missing) while something is created
+    that two processes must not create at once (a fresh DAGSTER_HOME's storage, a fresh
+    DuckLake catalog): the second waits, then finds it made. Released when the holder
+    ends, however it ends."""
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_file, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)

@@ -150,8 +150,12 @@ class IndexStore:
 
     def ensure_schema(self) -> None:
         """Create missing tables, and add columns a newer version introduced to the tables
-        of an existing index (filled with NULL), so upgrading never needs a rebuild."""
-        with self.connection() as connection:
+        of an existing index (filled with NULL), so upgrading never needs a rebuild. A store
+        opened read-only (a look that writes nothing) is read as it is."""
+        if self.read_only:
+            return
+        # Opened first: opening a lake takes the creation lock itself.
+        with self.connection() as connection, self.location.creating():
             existing = connection.execute(
                 "SELECT table_name, column_name FROM information_schema.columns "
                 "WHERE table_catalog = current_database() AND table_schema = 'main'"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -138,17 +139,24 @@ def _replace_corpus(lancedb, pa, pc, path: str, corpus: str, vectors: str) -> di
         dimensions = len(values[0]) if of_kind.num_rows else None
         table = None
         if kind in existing:
-            table = db.open_table(kind)
-            stored = table.schema.field("vector").type.list_size
-            if dimensions is not None and stored != dimensions:
+            try:
+                table = db.open_table(kind)
+                stored = table.schema.field("vector").type.list_size
+                if dimensions is None or stored == dimensions:
+                    table.delete(f"corpus = {_quote(corpus)}")
+            except (OSError, RuntimeError, ValueError) as error:
+                # A damaged table (a data file cut short, its manifests gone) cannot be read or
+                # dropped by LanceDB: its folder goes and the table is made again from DuckDB's
+                # vectors, the other corpora's rows by the next pass, as below.
+                print(f"LanceDB table {Path(path) / f'{kind}.lance'} is damaged, made again: {error}", file=sys.stderr)
+                shutil.rmtree(Path(path) / f"{kind}.lance", ignore_errors=True)
+                table, remade = None, True
+            if table is not None and dimensions is not None and stored != dimensions:
                 # A new embedding model: vectors of another size cannot share a column.
                 # The other corpora lose their rows of this kind: their mirror is behind
                 # (graphrag_mirror.json, vector_store.py), and the next pass rebuilds it.
                 db.drop_table(kind)
-                table = None
-                remade = True
-            else:
-                table.delete(f"corpus = {_quote(corpus)}")
+                table, remade = None, True
         if of_kind.num_rows:
             flat = values.flatten().cast(pa.float32())
             arrow = pa.table(

@@ -16,13 +16,15 @@ the scanners of the catalog databases), with signature checks on; without the pa
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
-from .connection import connect, opened_with_lock_wait
+from .connection import connect, initialising, is_lock_error, opened_with_lock_wait
 
 LAKE_ALIAS = "graphrag"
 # The extension each catalog database needs besides ducklake itself, and the Python package
@@ -149,10 +151,11 @@ class IndexLocation:
         def open_lake() -> duckdb.DuckDBPyConnection:
             connection = duckdb.connect(":memory:", config=config or {})
             try:
-                self.lake.attach(connection, read_only=read_only)
+                with contextlib.nullcontext() if read_only else self.creating():
+                    self.lake.attach(connection, read_only=read_only)
             except duckdb.Error as error:
                 connection.close()
-                if isinstance(error, duckdb.IOException) and "lock" in str(error).lower():
+                if isinstance(error, duckdb.IOException) and is_lock_error(error):
                     raise  # another process holds a DuckDB catalog file: waited for
                 raise BackendUnavailable(
                     f"GRAPHRAG_DUCKLAKE_CATALOG: cannot open the {self.lake.describe()}: {error}"
@@ -163,6 +166,15 @@ class IndexLocation:
             return connection
 
         return opened_with_lock_wait(open_lake, self.lake.catalog, wait_seconds)
+
+    def creating(self) -> contextlib.AbstractContextManager:
+        """Held while a writer may create the lake's catalog or tables: two writers attaching a
+        fresh SQLite or DuckDB catalog file at once would both create them, and one fails. A
+        DuckDB index file has one writer at a time anyway; PostgreSQL orders its writers."""
+        catalog = self.lake.catalog_file if self.lake else None
+        if catalog is None:
+            return contextlib.nullcontext()
+        return initialising(catalog.with_name(catalog.name + ".init.lock"))
 
     def exists(self) -> bool:
         if self.lake is None:
@@ -182,6 +194,12 @@ def index_location(db: str, ducklake_catalog: str = "", ducklake_data_path: str 
     if "://" not in data_path:
         data_path = str(Path(data_path).resolve())  # the catalog records it; relative to nowhere later
     catalog = ducklake_catalog.removeprefix("ducklake:")
+    scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", catalog)
+    if scheme and scheme.group(1) not in ("sqlite", "postgres"):
+        raise ValueError(
+            f"GRAPHRAG_DUCKLAKE_CATALOG={ducklake_catalog!r}: unknown catalog scheme {scheme.group(1)!r}; use a "
+            "DuckDB file path, sqlite:PATH or postgres:CONNINFO (a file whose name has a colon: start it with ./)"
+        )
     if not catalog.startswith("postgres:"):
         prefix = "sqlite:" if catalog.startswith("sqlite:") else ""
         catalog = prefix + str(Path(catalog.removeprefix(prefix)).resolve())

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -33,6 +35,7 @@ from .vector_store import VectorStore
 
 KEEP_SNAPSHOTS = 3
 RESTORE_DAYS = 7
+log = logging.getLogger(__name__)
 
 
 class PublishedElsewhere(LookupError):
@@ -145,7 +148,23 @@ def publish_snapshot(location: IndexLocation | str | Path, vectors: str | Path, 
 def _snapshot_file(database: Path, stamp: dt.datetime, suffix: str) -> Path:
     folder = snapshot_dir(database)
     folder.mkdir(parents=True, exist_ok=True)
+    # Copies a publish that died (a kill, a full disk) left half made: each is as large as the
+    # index, and only the one writer of the index makes them, so none is still being written.
+    for partial in folder.glob(f"{database.stem}.*.partial"):
+        partial.unlink(missing_ok=True)
     return folder / f"{database.stem}.{stamp.strftime('%Y%m%dT%H%M%S%f')}.{suffix}"
+
+
+def _staged_copy(target: Path, copy: Callable[[Path], None]) -> None:
+    """``copy(partial)`` writes the copy beside ``target``, which it then becomes; a copy that
+    fails (a full disk) is removed at once rather than left to fill the disk."""
+    partial = target.with_suffix(".partial")
+    try:
+        copy(partial)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    os.replace(partial, target)
 
 
 def _checkpointed_copy(database: Path, target: Path) -> None:
@@ -156,18 +175,19 @@ def _checkpointed_copy(database: Path, target: Path) -> None:
 
 
 def _copy_of_the_file(database: Path, stamp: dt.datetime, query_calls: Path) -> dict:
-    target = _snapshot_file(database, stamp, "duckdb")
-    partial = target.with_suffix(".partial")
-    _checkpointed_copy(database, partial)
     # Comments, views and macros for SQL users go into the copy, from the code publishing it
     # (see storage/views.py); closing the connection checkpoints them into the file. Imported
     # here: readers import this module for read_pointer, and the views' schema code would
     # add to every query's start-up.
     from .views import describe_for_sql_users
 
-    with duckdb.connect(str(partial)) as snapshot:
-        describe_for_sql_users(snapshot, str(query_calls.resolve()))
-    os.replace(partial, target)
+    def copy(partial: Path) -> None:
+        _checkpointed_copy(database, partial)
+        with duckdb.connect(str(partial)) as snapshot:
+            describe_for_sql_users(snapshot, str(query_calls.resolve()))
+
+    target = _snapshot_file(database, stamp, "duckdb")
+    _staged_copy(target, copy)
     return {"snapshot": str(target.resolve())}
 
 
@@ -204,9 +224,7 @@ def _lake_snapshot(location: IndexLocation, stamp: dt.datetime, query_calls: Pat
     # The writer holds a DuckDB catalog file as it holds a DuckDB index: readers get a copy of
     # the catalog (metadata and rows small enough to be kept inline; the data files are shared).
     target = _snapshot_file(Path(location.database), stamp, "ducklake")
-    partial = target.with_suffix(".partial")
-    shutil.copyfile(lake.catalog, partial)
-    os.replace(partial, target)
+    _staged_copy(target, lambda partial: shutil.copyfile(lake.catalog, partial))
     return published | {"catalog": str(target.resolve()), "snapshot": str(target.resolve())}
 
 
@@ -253,6 +271,40 @@ def read_pointer(location: IndexLocation | str | Path) -> dict | None:
         return json.loads(path.read_text())
     except FileNotFoundError:
         return None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return _repaired_pointer(_location(location), path)
+
+
+def _repaired_pointer(location: IndexLocation, path: Path) -> dict | None:
+    """A pointer that is not valid JSON (a disk that filled, an editor) is kept aside as
+    ``<pointer>.damaged`` and replaced by one naming the newest snapshot that opens, so readers
+    keep a published index. None when no snapshot opens (a DuckLake's pointer too: its
+    version is in no file): the next pass publishes again."""
+    damaged = path.with_name(path.name + ".damaged")
+    os.replace(path, damaged)
+    database = Path(location.database)
+    snapshots = [] if location.lake else sorted(snapshot_dir(database).glob(f"{database.stem}.*.duckdb"))
+    for snapshot in reversed(snapshots):
+        try:
+            with duckdb.connect(str(snapshot), read_only=True) as connection:
+                connection.execute("SELECT count(*) FROM corpus_builds").fetchone()
+        except duckdb.Error:
+            continue
+        pointer = {
+            "backend": "duckdb",
+            "snapshot": str(snapshot.resolve()),
+            "written_by": location.describe(),
+            "published_at": dt.datetime.fromtimestamp(snapshot.stat().st_mtime, dt.UTC).isoformat(),
+            "repaired_from": str(damaged),
+            "lancedb_versions": {},
+        }
+        staged = path.with_suffix(".tmp")
+        staged.write_text(json.dumps(pointer, indent=2))
+        os.replace(staged, path)
+        log.warning(f"{path} was not valid JSON (kept as {damaged}): it names the newest snapshot again, {snapshot}")
+        return pointer
+    log.warning(f"{path} was not valid JSON (kept as {damaged}) and no snapshot opens: the next pass publishes again")
+    return None
 
 
 def pointer_for_readers(location: IndexLocation) -> dict | None:
@@ -296,3 +348,43 @@ def published_builds(location: IndexLocation | str | Path) -> dict[str, int]:
             return dict(connection.execute("SELECT corpus, epoch_us(built_at) FROM corpus_builds").fetchall())
         except duckdb.CatalogException:
             return {}
+
+
+class NothingToRepairFrom(LookupError):
+    """A damaged index file was to be rebuilt from the published snapshot, and there is none."""
+
+
+def repair_from_snapshot(database: Path) -> tuple[Path, dict]:
+    """Rebuild the damaged DuckDB file ``database`` from the last published snapshot: the
+    damaged file (and its WAL) is kept as ``<db>.damaged``, a new file gets the schema and
+    every row of the snapshot. Returns the kept file and the pointer. What was indexed after
+    that snapshot is redone by the next pass; the LLM answers it paid for are in the snapshot's
+    ``llm_cache`` up to that publish."""
+    from .duckdb_store import IndexStore
+    from .schema import TABLES
+
+    pointer = read_pointer(database)
+    if not published_exists(pointer) or pointer.get("backend") == "ducklake":
+        raise NothingToRepairFrom(f"{database}: no published snapshot to repair it from ({pointer_path(database)})")
+    damaged = database.with_name(database.name + ".damaged")
+    for live, kept in ((database, damaged), (database.with_name(database.name + ".wal"), damaged.with_suffix(".wal"))):
+        if live.exists():
+            os.replace(live, kept)
+    store = IndexStore(database)
+    with store:
+        store.ensure_schema()
+        connection = store.open_connection
+        connection.execute(f"ATTACH '{pointer['snapshot'].replace(chr(39), chr(39) * 2)}' AS published (READ_ONLY)")
+        present = {
+            row[0]
+            for row in connection.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = 'published'"
+            ).fetchall()
+        }
+        connection.execute("BEGIN TRANSACTION")
+        for name in TABLES:
+            if name in present:
+                connection.execute(f'INSERT INTO "{name}" BY NAME SELECT * FROM published."{name}"')
+        connection.execute("COMMIT")
+        connection.execute("DETACH published")
+    return damaged, pointer
