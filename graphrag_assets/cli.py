@@ -271,12 +271,12 @@ def _main(argv: list[str] | None, started) -> int:
         return 0
     if args.repair_from_snapshot:
         try:
-            damaged, pointer = repair_from_snapshot(Path(settings.database))
+            damaged, pointer = repair_from_snapshot(Path(settings.db))
         except NothingToRepairFrom as error:
             print(f"graphrag-index: {error}", file=sys.stderr)
             return 2
         print(
-            f"graphrag-index: {settings.database} rebuilt from the snapshot published {pointer['published_at']} "
+            f"graphrag-index: {settings.db} rebuilt from the snapshot published {pointer['published_at']} "
             f"({pointer['snapshot']}); the damaged file is kept as {damaged}. Run graphrag-index to redo what was "
             "indexed after that snapshot"
         )
