@@ -152,9 +152,7 @@ def compose(
         return _overview(overview, limit, lead) if scorer.generic else NO_DATA_ANSWER
     lines = [EXTRACTIVE_LABEL]
     names = {"type_of": graph.type_of, "known": graph.knows, "prevalence": graph.prevalence} if graph else {}
-    statements = state_answers(question, candidates, scorer, **names)
-    lines += [statement.line() for statement in statements]
-    stated = {statement.support.sentence for statement in statements}
+    lines += [statement.line() for statement in state_answers(question, candidates, scorer, **names)]
     if lead:
         lines.append(lead)
     lines += [f"- {sentence} [Data: {citation}]" for sentence, citation, _ in picked]
@@ -162,7 +160,6 @@ def compose(
         lines += [
             f"- Following {name}: {sentence} [Data: {citation}]"
             for name, sentence, citation in follow_bridges(question, evidence, picked, graph, name_scores)
-            if sentence not in stated  # already quoted as the answer's source
         ]
     return "\n".join(lines)
 
