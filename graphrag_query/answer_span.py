@@ -18,6 +18,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from graphrag_common.lexical import FUNCTION_WORDS, fold, search_terms
 
@@ -538,7 +539,8 @@ class _Question:
         return [i for i, stem in enumerate(stems) if stem in self.terms], False
 
 
-def _written_as_names(sentences: Sequence[str]) -> frozenset[str]:
+@lru_cache(maxsize=8)  # the parts of one question, and its options, read the same evidence
+def _written_as_names(sentences: tuple[str, ...]) -> frozenset[str]:
     """Words the evidence writes as names: capitalised inside a sentence ("'Home, little
     Fan?'") and never in lower case. A sentence's first word is capitalised whatever it
     is, so "Fan, the sister of Scrooge." names Fan only because another sentence does."""
@@ -581,14 +583,11 @@ def state_answer(
     if kind is None or not candidates:
         return None
     asked = _Question(question, scorer)
-    index_knows, written_as_names = known, []
+    index_knows = known
 
     def known(name: str) -> bool:
-        if index_knows(name):
-            return True
-        if not written_as_names:  # read once, and only for a name the index does not hold
-            written_as_names.append(_written_as_names([sentence for sentence, _ in candidates]))
-        return name.casefold() in written_as_names[0]
+        # The evidence is read only for a name the index does not hold.
+        return index_knows(name) or name.casefold() in _written_as_names(tuple(s for s, _ in candidates))
 
     terms = [term_set(sentence) for sentence, _ in candidates]
     folded = [sentence.casefold() for sentence, _ in candidates]
@@ -619,7 +618,7 @@ def state_answer(
             fitting *= ADJECTIVE_SHARE
         if kind == PLACE and span.after not in _PLACE_PREPOSITIONS:
             fitting *= NO_PREPOSITION_SHARE
-        if kind in (PERSON, PLACE) and _stems(span.text)[-1:] and _stems(span.text)[-1] in _TIME_HEAD_STEMS:
+        if kind in (PERSON, PLACE) and (_stems(span.text) or ("",))[-1] in _TIME_HEAD_STEMS:
             fitting *= DATE_AS_NAME_SHARE  # "Christmas Day" is when, not who or where
         return fitting * (1 - prevalence(span.text))
 
