@@ -582,36 +582,52 @@ def state_answer(
     kind = kind or expected_kind(question)
     if kind is None or not candidates:
         return None
-    asked = _Question(question, scorer)
-    index_knows = known
-
-    def known(name: str) -> bool:
-        # The evidence is read only for a name the index does not hold.
-        return index_knows(name) or name.casefold() in _written_as_names(tuple(s for s, _ in candidates))
-
-    terms = [term_set(sentence) for sentence, _ in candidates]
-    folded = [sentence.casefold() for sentence, _ in candidates]
-    support, grounded, led_in = [], [], []
-    for i, (_, citation) in enumerate(candidates):
-        own = scorer.coverage_terms(terms[i])
-        with_previous = 0.0
-        follows = i > 0 and candidates[i - 1][1] == citation
-        if follows:
-            with_previous = PREVIOUS_SENTENCE_SHARE * scorer.coverage_terms(terms[i] | terms[i - 1])
-        support.append(max(own, with_previous))
-        led_in.append(with_previous > own)  # the sentence before says what the question asks
-        grounded.append(asked.grounded(folded[i]) or (follows and asked.grounded(folded[i - 1])))
-    ranked = sorted((i for i in range(len(candidates)) if support[i] > 0), key=lambda i: -support[i])[:TOP_SENTENCES]
-    if not ranked:
+    reading = _Reading(_Question(question, scorer), candidates, scorer, kind, type_of, known, prevalence)
+    if not reading.ranked:
         return None
     if kind == QUOTE:
-        return _state_quotation(asked, candidates, terms, scorer)
+        return _state_quotation(reading.asked, candidates, reading.terms, scorer)
+    reading.score_one_hop()
+    reading.score_two_hops()
+    return reading.best()
 
-    def fit(span: _Span) -> float:
+
+class _Reading:
+    """One question read against its candidate sentences: how much of the question each
+    sentence covers, and per phrase its best score in each sentence it was read from."""
+
+    def __init__(self, asked, candidates, scorer, kind, type_of, known, prevalence):
+        self.asked, self.candidates, self.scorer, self.kind = asked, candidates, scorer, kind
+        self.type_of, self.index_knows, self.prevalence = type_of, known, prevalence
+        self.terms = [term_set(sentence) for sentence, _ in candidates]
+        self.folded = [sentence.casefold() for sentence, _ in candidates]
+        self.support, self.grounded, self.led_in = [], [], []
+        for i, (_, citation) in enumerate(candidates):
+            own = scorer.coverage_terms(self.terms[i])
+            with_previous = 0.0
+            follows = i > 0 and candidates[i - 1][1] == citation
+            if follows:
+                with_previous = PREVIOUS_SENTENCE_SHARE * scorer.coverage_terms(self.terms[i] | self.terms[i - 1])
+            self.support.append(max(own, with_previous))
+            self.led_in.append(with_previous > own)  # the sentence before says what the question asks
+            self.grounded.append(asked.grounded(self.folded[i]) or (follows and asked.grounded(self.folded[i - 1])))
+        covering = (i for i in range(len(candidates)) if self.support[i] > 0)
+        self.ranked = sorted(covering, key=lambda i: -self.support[i])[:TOP_SENTENCES]
+        self.wants_end = 1 if asked.terms & _ENDS else -1 if asked.terms & _STARTS else 0
+        self.events = asked.terms & (_ENDS | _STARTS)
+        self.scores: dict[str, dict[int, tuple[float, Statement]]] = defaultdict(dict)
+        self.parsed: dict[int, tuple] = {}
+
+    def known(self, name: str) -> bool:
+        # The evidence is read only for a name the index does not hold.
+        return self.index_knows(name) or name.casefold() in _written_as_names(tuple(s for s, _ in self.candidates))
+
+    def fit(self, span: _Span) -> float:
         """How well the phrase fits the kind asked for (its entity type, its use as an
         adjective, the preposition before a place), less the more of the collection it is
         found in (the story's setting or a country named everywhere answers little)."""
-        fitting = _TYPE_FIT[kind].get(type_of(span.text) or "", _UNTYPED_FIT) if kind in _TYPE_FIT else 1.0
+        kind = self.kind
+        fitting = _TYPE_FIT[kind].get(self.type_of(span.text) or "", _UNTYPED_FIT) if kind in _TYPE_FIT else 1.0
         if kind == NATIONALITY:
             fitting = 1.0 if span.adjective else NOT_ADJECTIVE_SHARE
         elif span.adjective:
@@ -620,90 +636,84 @@ def state_answer(
             fitting *= NO_PREPOSITION_SHARE
         if kind in (PERSON, PLACE) and (_stems(span.text) or ("",))[-1] in _TIME_HEAD_STEMS:
             fitting *= DATE_AS_NAME_SHARE  # "Christmas Day" is when, not who or where
-        return fitting * (1 - prevalence(span.text))
+        return fitting * (1 - self.prevalence(span.text))
 
-    wants_end = 1 if asked.terms & _ENDS else -1 if asked.terms & _STARTS else 0
-
-    events = asked.terms & (_ENDS | _STARTS)
-
-    def end_fit(span: _Span, sentence_terms: frozenset[str]) -> float:
+    def end_fit(self, span: _Span, sentence_terms: frozenset[str]) -> float:
         """Of "1 May 1900 – 2 June 1960", the second date answers when someone died; a date
         in a sentence that says neither "born" nor "died", nor gives a life span, does not
         answer when someone was born (it is more often a film's year)."""
         if span.in_range:
-            return 1.0 if not wants_end or span.in_range == wants_end else WRONG_END_SHARE
-        return 1.0 if kind != TIME or not events or events & sentence_terms else NO_EVENT_SHARE
+            return 1.0 if not self.wants_end or span.in_range == self.wants_end else WRONG_END_SHARE
+        return 1.0 if self.kind != TIME or not self.events or self.events & sentence_terms else NO_EVENT_SHARE
 
-    # Per phrase, its best score in each sentence it was read from.
-    scores: dict[str, dict[int, tuple[float, Statement]]] = defaultdict(dict)
-    parsed = {}
+    def parse(self, i: int):
+        """The sentence's tokens, its phrases of the kind asked for and its names, less
+        those the question itself names."""
+        if i not in self.parsed:
+            sentence = self.candidates[i][0]
+            found, names = _spans(sentence, self.kind, self.known)
+            unasked = [s for s in found if not self.asked.asked(s)], [s for s in names if not self.asked.asked(s)]
+            self.parsed[i] = (_tokens(sentence), *unasked)
+        return self.parsed[i]
 
-    def record(span: _Span, sentence: int, score: float, statement: Statement) -> None:
-        if score > scores[span.key].get(sentence, (0.0,))[0]:
-            scores[span.key][sentence] = (score, statement)
+    def record(self, span: _Span, sentence: int, score: float, statement: Statement) -> None:
+        if score > self.scores[span.key].get(sentence, (0.0,))[0]:
+            self.scores[span.key][sentence] = (score, statement)
 
-    def parse(i: int):
-        if i not in parsed:
-            sentence = candidates[i][0]
-            tokens = _tokens(sentence)
-            found, names = _spans(sentence, kind, known)
-            parsed[i] = (tokens, [s for s in found if not asked.asked(s)], [s for s in names if not asked.asked(s)])
-        return parsed[i]
-
-    for i in ranked:
-        tokens, found, _ = parse(i)
+    def score_one_hop(self) -> None:
         # A person or a name stands beside the noun asked for ("Scrooge's *nephew*"); a place,
         # date or number beside any of the question's words ("born in").
-        by_focus = kind in (PERSON, NAME)
-        anchors, beside_focus = asked.anchors(tokens, by_focus)
-        if led_in[i]:
-            anchors = [*anchors, -1]  # the words of the sentence before stand just before its first
-        placed = 1.0 if beside_focus or not by_focus else OFF_FOCUS_SHARE
-        placed *= 1.0 if grounded[i] else UNGROUNDED_SHARE
-        for span in found:
-            score = support[i] * placed * _closeness(span, anchors) * fit(span) * end_fit(span, terms[i])
-            record(span, i, score, Statement(span.text, Support(*candidates[i])))
-    # Two hops: a name of a well-covering sentence, followed to the sentences that spell it
-    # and cover more of the question together with the first.
-    for i in [i for i in ranked if grounded[i]][:TOP_BRIDGE_SENTENCES]:
-        _, _, bridges = parse(i)
-        for bridge in bridges:
-            spelled = bridge.text.casefold()
-            for j, (sentence, citation) in enumerate(candidates):
-                if j == i or spelled not in folded[j]:
-                    continue
-                together = scorer.coverage_terms(terms[i] | terms[j])
-                if together < support[i] + MIN_BRIDGE_GAIN:
-                    continue
-                tokens, found, _ = parse(j)
-                anchors = [k for k, (token, _, _) in enumerate(tokens) if token.casefold() in spelled.split()]
-                for span in found:
-                    if bridge.key in span.key or span.key in bridge.key:
+        by_focus = self.kind in (PERSON, NAME)
+        for i in self.ranked:
+            tokens, found, _ = self.parse(i)
+            anchors, beside_focus = self.asked.anchors(tokens, by_focus)
+            if self.led_in[i]:
+                anchors = [*anchors, -1]  # the words of the sentence before stand just before its first
+            placed = 1.0 if beside_focus or not by_focus else OFF_FOCUS_SHARE
+            placed *= 1.0 if self.grounded[i] else UNGROUNDED_SHARE
+            for span in found:
+                score = self.support[i] * placed * _closeness(span, anchors) * self.fit(span)
+                score *= self.end_fit(span, self.terms[i])
+                self.record(span, i, score, Statement(span.text, Support(*self.candidates[i])))
+
+    def score_two_hops(self) -> None:
+        """A name of a well-covering sentence, followed to the sentences that spell it and
+        cover more of the question together with the first."""
+        for i in [i for i in self.ranked if self.grounded[i]][:TOP_BRIDGE_SENTENCES]:
+            for bridge in self.parse(i)[2]:
+                spelled = bridge.text.casefold()
+                specific = 1 - self.prevalence(bridge.text)  # a name found everywhere links nothing
+                for j in range(len(self.candidates)):
+                    if j == i or spelled not in self.folded[j]:
                         continue
-                    specific = 1 - prevalence(bridge.text)  # a name found everywhere links nothing
-                    score = (
-                        BRIDGE_DISCOUNT
-                        * specific
-                        * together
-                        * _closeness(span, anchors)
-                        * fit(span)
-                        * end_fit(span, terms[j])
-                    )
-                    record(
-                        span,
-                        j,
-                        score,
-                        Statement(span.text, Support(sentence, citation), bridge.text, Support(*candidates[i])),
-                    )
-    if not scores:
-        return None
+                    together = self.scorer.coverage_terms(self.terms[i] | self.terms[j])
+                    if together >= self.support[i] + MIN_BRIDGE_GAIN:
+                        self._score_bridged(i, j, bridge, BRIDGE_DISCOUNT * specific * together)
 
-    def total(found: dict[int, tuple[float, Statement]]) -> float:
-        ordered = sorted((score for score, _ in found.values()), reverse=True)
-        return ordered[0] + REPEAT_SHARE * sum(ordered[1 : 1 + REPEATS])
+    def _score_bridged(self, i: int, j: int, bridge: _Span, reach: float) -> None:
+        """The phrases of sentence ``j``, reached from sentence ``i`` through ``bridge``."""
+        tokens, found, _ = self.parse(j)
+        spelled = bridge.text.casefold().split()
+        anchors = [k for k, (token, _, _) in enumerate(tokens) if token.casefold() in spelled]
+        for span in found:
+            if bridge.key in span.key or span.key in bridge.key:
+                continue
+            score = reach * _closeness(span, anchors) * self.fit(span) * self.end_fit(span, self.terms[j])
+            statement = Statement(span.text, Support(*self.candidates[j]), bridge.text, Support(*self.candidates[i]))
+            self.record(span, j, score, statement)
 
-    best = max(scores.values(), key=total)
-    return _with_alias(max(best.values(), key=lambda found: found[0])[1])
+    def best(self) -> Statement | None:
+        """The phrase with the best score, counting a little for each further sentence it
+        is read from, stated from the sentence where it scored best."""
+        if not self.scores:
+            return None
+
+        def total(found: dict[int, tuple[float, Statement]]) -> float:
+            ordered = sorted((score for score, _ in found.values()), reverse=True)
+            return ordered[0] + REPEAT_SHARE * sum(ordered[1 : 1 + REPEATS])
+
+        best = max(self.scores.values(), key=total)
+        return _with_alias(max(best.values(), key=lambda found: found[0])[1])
 
 
 def _spoken_by(sentence: str, speakers: list[str]) -> str | None:
