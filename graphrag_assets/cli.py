@@ -16,12 +16,18 @@ from pathlib import Path
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .fingerprints import STAGES  # no Dagster: --help stays quick
-
     parser = argparse.ArgumentParser(
         prog="graphrag-index",
         description="Index an input folder into the DuckDB GraphRAG index (missing or stale work only).",
     )
+    _where_arguments(parser)
+    _pass_arguments(parser)
+    _settings_arguments(parser)
+    return parser
+
+
+def _where_arguments(parser: argparse.ArgumentParser) -> None:
+    """What is indexed, where to, and how much the run says."""
     parser.add_argument(
         "--input",
         help="input folder, laid out as <input>/<corpus>/... (env GRAPHRAG_INPUT_DIR, default: sample_corpus)",
@@ -34,6 +40,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print Dagster's run events on the console (otherwise failures are summed up at the end)",
     )
+
+
+def _pass_arguments(parser: argparse.ArgumentParser) -> None:
+    """Which pass runs: indexing (dry, rebuilding, pruning), a removal, a restore, a repair."""
+    from .fingerprints import STAGES  # no Dagster: --help stays quick
+
     parser.add_argument(
         "--dry-run",
         action="store_true",
@@ -77,6 +89,10 @@ def _parser() -> argparse.ArgumentParser:
         help="delete without asking: --remove-corpus, --prune, and any pass deleting more than 5 documents or "
         "most of a corpus asks first (and refuses when it cannot ask)",
     )
+
+
+def _settings_arguments(parser: argparse.ArgumentParser) -> None:
+    """Show the settings instead of indexing."""
     parser.add_argument(
         "--show-settings",
         action="store_true",
@@ -90,7 +106,6 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --show-settings: print the declared settings as the README's markdown table instead",
     )
-    return parser
 
 
 def _show_settings(args: argparse.Namespace, given: dict[str, str | None]) -> str:
@@ -217,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
             gc.freeze()  # what the run left: the interpreter's exit need not trace it either
 
 
-def _main(argv: list[str] | None, started) -> int:
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    """The command line, refusing options that do not go together."""
     parser = _parser()
     args = parser.parse_args(argv)
     if args.markdown and not args.show_settings:
@@ -228,34 +244,25 @@ def _main(argv: list[str] | None, started) -> int:
             "--remove-corpus, --restore, --repair-from-snapshot and indexing (--prune, --rebuild, --dry-run) are "
             "separate passes"
         )
-    # Imported after argument parsing so that --help is instant.
+    return args
+
+
+def _quiet_dagster_warnings() -> None:
     import warnings
 
-    from dagster import BetaWarning, DagsterInstance, PreviewWarning
+    from dagster import BetaWarning, PreviewWarning
 
     # Single-run backfill policies are "beta" in Dagster 1.13; nothing for a user to act on.
     warnings.filterwarnings("ignore", category=BetaWarning)
     warnings.filterwarnings("ignore", category=PreviewWarning)
 
-    import sqlite3
 
-    import duckdb
-    import sqlalchemy.exc
-
-    from .core.inputs import InputError
-    from .indexing import DeletionNotConfirmed, estimate_pending, plan_index, remove_corpus, restore, run_index
+def _main(argv: list[str] | None, started) -> int:
+    args = _arguments(argv)
+    # Imported after argument parsing so that --help is instant.
+    _quiet_dagster_warnings()
     from .llm.settings import LLMSettings
     from .settings import IndexSettings
-    from .storage.connection import (
-        LOCK_WAIT_VARIABLE,
-        initialising,
-        is_damaged_file_error,
-        is_lock_error,
-        lock_holder,
-        lock_wait_seconds,
-    )
-    from .storage.location import BackendUnavailable
-    from .storage.snapshot import NothingToRepairFrom, pointer_path, read_pointer, repair_from_snapshot
 
     given = {"input_dir": args.input, "db": args.db, "vectors": args.vectors, "corpus": args.corpus}
     try:
@@ -270,22 +277,45 @@ def _main(argv: list[str] | None, started) -> int:
         print(shown)
         return 0
     if args.repair_from_snapshot:
-        try:
-            damaged, pointer = repair_from_snapshot(Path(settings.db))
-        except NothingToRepairFrom as error:
-            print(f"graphrag-index: {error}", file=sys.stderr)
-            return 2
-        print(
-            f"graphrag-index: {settings.db} rebuilt from the snapshot published {pointer['published_at']} "
-            f"({pointer['snapshot']}); the damaged file is kept as {damaged}. Run graphrag-index to redo what was "
-            "indexed after that snapshot"
-        )
-        return 0
+        return _repair_from_snapshot(settings)
     home = _ensure_dagster_home()
     print(
         f"graphrag-index: input {settings.input_dir} -> {location.describe()} (vectors "
         f"{settings.vectors}); DAGSTER_HOME={home}"
     )
+    return _index(args, settings, llm, home, started)
+
+
+def _repair_from_snapshot(settings) -> int:
+    from .storage.snapshot import NothingToRepairFrom, repair_from_snapshot
+
+    try:
+        damaged, pointer = repair_from_snapshot(Path(settings.db))
+    except NothingToRepairFrom as error:
+        print(f"graphrag-index: {error}", file=sys.stderr)
+        return 2
+    print(
+        f"graphrag-index: {settings.db} rebuilt from the snapshot published {pointer['published_at']} "
+        f"({pointer['snapshot']}); the damaged file is kept as {damaged}. Run graphrag-index to redo what was "
+        "indexed after that snapshot"
+    )
+    return 0
+
+
+def _index(args: argparse.Namespace, settings, llm, home: Path, started) -> int:
+    """Run the pass and print its report, or explain the failure that stopped it (a bad
+    input, an unconfirmed deletion, a full disk, a damaged or locked index); the exit code."""
+    import sqlite3
+
+    import duckdb
+    import sqlalchemy.exc
+    from dagster import DagsterInstance
+
+    from .core.inputs import InputError
+    from .indexing import DeletionNotConfirmed
+    from .storage.connection import initialising
+    from .storage.location import BackendUnavailable
+
     try:
         # Two commands starting on a fresh home would both create its storage (one then fails,
         # or the home is left with two schema versions): the first creates it, the other waits.
@@ -293,76 +323,9 @@ def _main(argv: list[str] | None, started) -> int:
             instance = DagsterInstance.get()
         with instance:
             if args.dry_run:
-                from .llm.client import EMBEDDING_BATCH_TEXTS
-
-                planned = plan_index(settings, instance, args.rebuild, args.prune, dry_run=True)
-                plan = planned.sources
-                for line in planned.kept:
-                    print(line)
-                if plan.deleted:
-                    print(f"would delete: {', '.join(plan.deleted[:20])}" + (" ..." if len(plan.deleted) > 20 else ""))
-                estimate = estimate_pending(plan, settings, args.rebuild, dry_run=True)
-                for corpus, why in estimate.redone.items():
-                    print(f"corpus {corpus}: every source extracted again ({why})")
-                print(
-                    f"dry run: {len(plan.added)} new, {len(plan.changed)} changed, {len(plan.deleted)} deleted "
-                    f"source(s); "
-                    f"{estimate.text_units} text units ({estimate.text_unit_tokens} tokens) to extract"
-                )
-                if llm.enabled:
-                    print(
-                        f"LLM extraction: at most {estimate.extraction_calls} calls"
-                        + (
-                            f" ({estimate.cached_text_units} text units answered by the cache)"
-                            if estimate.cached_text_units
-                            else ""
-                        )
-                        + f" and about {estimate.extraction_prompt_tokens} prompt tokens "
-                        f"with {llm.model_for('extraction')}; summaries and reports follow from the graph found"
-                    )
-                    for corpus, communities in estimate.communities.items():
-                        print(
-                            f"corpus {corpus} holds {communities} communities now: a report call for each whose "
-                            f"content changes, and for each new one"
-                        )
-                else:
-                    print("no LLM configured: offline methods, no LLM calls")
-                if llm.embeddings_enabled:
-                    print(
-                        f"embeddings: about {estimate.embedding_requests} request(s) for the new text units, then "
-                        f"entity descriptions and reports as they are written"
-                    )
-                for corpus, (why, texts) in estimate.reembedded.items():
-                    cost = (
-                        f"about {math.ceil(texts / EMBEDDING_BATCH_TEXTS)} embedding request(s)"
-                        if llm.embeddings_enabled
-                        else "offline, no calls"
-                    )
-                    print(
-                        f"corpus {corpus}: its {texts} text units, entities and reports embedded again ({why}): {cost}"
-                    )
-                for problem in estimate.unreadable:
-                    print(f"unreadable source: {problem}", file=sys.stderr)
+                _print_dry_run(args, settings, llm, instance)
                 return 0
-            definitions = lambda: _job_definitions(settings, started)  # noqa: E731
-            level = "DEBUG" if args.verbose else "CRITICAL"
-            confirm = _confirmation(args.yes)
-            if args.remove_corpus:
-                report = remove_corpus(
-                    settings, instance, definitions, args.remove_corpus, confirm, dagster_log_level=level
-                )
-            elif args.restore:
-                report = restore(settings, instance, definitions, dagster_log_level=level)
-            else:
-                report = run_index(
-                    settings,
-                    instance,
-                    definitions,
-                    dagster_log_level=level,
-                    rebuild=args.rebuild,
-                    prune=args.prune,
-                    confirm=confirm,
-                )
+            report = _run_pass(args, settings, instance, started)
     except (InputError, BackendUnavailable, ValueError) as error:
         print(f"graphrag-index: {error}", file=sys.stderr)
         return 2
@@ -376,36 +339,138 @@ def _main(argv: list[str] | None, started) -> int:
         print(
             f"graphrag-index: cannot write Dagster's run storage under DAGSTER_HOME={home} ({cause}; "
             f"{shutil.disk_usage(home).free // 2**20} MiB free there): the disk is full or a file-size limit was "
-            f"reached. Nothing indexed is lost ({location.describe()} is untouched by it): free space there and run "
-            "again",
+            f"reached. Nothing indexed is lost ({settings.location().describe()} is untouched by it): free space "
+            "there and run again",
             file=sys.stderr,
         )
         return 1
     except duckdb.Error as error:
-        if is_damaged_file_error(error):
-            published = read_pointer(location) if location.lake is None else None
-            print(
-                f"graphrag-index: {location.describe()} is damaged, not a whole DuckDB database ({error}). "
-                + (
-                    f"The last published snapshot is {published['snapshot']} ({published['published_at']}): "
-                    "graphrag-index --repair-from-snapshot rebuilds the file from it, keeping the damaged one"
-                    if published
-                    else f"No snapshot is published ({pointer_path(location)}): move the file away and index again"
-                ),
-                file=sys.stderr,
-            )
-            return 2
-        if not isinstance(error, duckdb.IOException) or not is_lock_error(error):
-            raise
+        return _explain_index_error(error, settings)
+    return _print_report(report, settings, llm)
+
+
+def _explain_index_error(error, settings) -> int:
+    """Say why the index could not be opened, damaged or held by another process, or raise
+    what is neither."""
+    import duckdb
+
+    from .storage.connection import (
+        LOCK_WAIT_VARIABLE,
+        is_damaged_file_error,
+        is_lock_error,
+        lock_holder,
+        lock_wait_seconds,
+    )
+    from .storage.snapshot import pointer_path, read_pointer
+
+    location = settings.location()
+    if is_damaged_file_error(error):
+        published = read_pointer(location) if location.lake is None else None
         print(
-            f"graphrag-index: {settings.location().describe()} is held by {lock_holder(error)} (waited "
-            f"{lock_wait_seconds():.0f} s, "
-            f"{LOCK_WAIT_VARIABLE}); nothing indexed is lost: rerun once it is closed. Readers should use the "
-            "published snapshot (graphrag-sql), which never blocks the indexer.",
+            f"graphrag-index: {location.describe()} is damaged, not a whole DuckDB database ({error}). "
+            + (
+                f"The last published snapshot is {published['snapshot']} ({published['published_at']}): "
+                "graphrag-index --repair-from-snapshot rebuilds the file from it, keeping the damaged one"
+                if published
+                else f"No snapshot is published ({pointer_path(location)}): move the file away and index again"
+            ),
             file=sys.stderr,
         )
-        return 1
+        return 2
+    if not isinstance(error, duckdb.IOException) or not is_lock_error(error):
+        raise error
+    print(
+        f"graphrag-index: {location.describe()} is held by {lock_holder(error)} (waited "
+        f"{lock_wait_seconds():.0f} s, "
+        f"{LOCK_WAIT_VARIABLE}); nothing indexed is lost: rerun once it is closed. Readers should use the "
+        "published snapshot (graphrag-sql), which never blocks the indexer.",
+        file=sys.stderr,
+    )
+    return 1
 
+
+def _print_dry_run(args: argparse.Namespace, settings, llm, instance) -> None:
+    """What the pass would do and what it would cost, changing nothing."""
+    from .indexing import estimate_pending, plan_index
+    from .llm.client import EMBEDDING_BATCH_TEXTS
+
+    planned = plan_index(settings, instance, args.rebuild, args.prune, dry_run=True)
+    plan = planned.sources
+    for line in planned.kept:
+        print(line)
+    if plan.deleted:
+        print(f"would delete: {', '.join(plan.deleted[:20])}" + (" ..." if len(plan.deleted) > 20 else ""))
+    estimate = estimate_pending(plan, settings, args.rebuild, dry_run=True)
+    for corpus, why in estimate.redone.items():
+        print(f"corpus {corpus}: every source extracted again ({why})")
+    print(
+        f"dry run: {len(plan.added)} new, {len(plan.changed)} changed, {len(plan.deleted)} deleted "
+        f"source(s); "
+        f"{estimate.text_units} text units ({estimate.text_unit_tokens} tokens) to extract"
+    )
+    _print_model_calls(estimate, llm)
+    for corpus, (why, texts) in estimate.reembedded.items():
+        cost = (
+            f"about {math.ceil(texts / EMBEDDING_BATCH_TEXTS)} embedding request(s)"
+            if llm.embeddings_enabled
+            else "offline, no calls"
+        )
+        print(f"corpus {corpus}: its {texts} text units, entities and reports embedded again ({why}): {cost}")
+    for problem in estimate.unreadable:
+        print(f"unreadable source: {problem}", file=sys.stderr)
+
+
+def _print_model_calls(estimate, llm) -> None:
+    """The dry run's model calls: extraction, reports and embeddings, or none offline."""
+    if llm.enabled:
+        print(
+            f"LLM extraction: at most {estimate.extraction_calls} calls"
+            + (
+                f" ({estimate.cached_text_units} text units answered by the cache)"
+                if estimate.cached_text_units
+                else ""
+            )
+            + f" and about {estimate.extraction_prompt_tokens} prompt tokens "
+            f"with {llm.model_for('extraction')}; summaries and reports follow from the graph found"
+        )
+        for corpus, communities in estimate.communities.items():
+            print(
+                f"corpus {corpus} holds {communities} communities now: a report call for each whose "
+                f"content changes, and for each new one"
+            )
+    else:
+        print("no LLM configured: offline methods, no LLM calls")
+    if llm.embeddings_enabled:
+        print(
+            f"embeddings: about {estimate.embedding_requests} request(s) for the new text units, then "
+            f"entity descriptions and reports as they are written"
+        )
+
+
+def _run_pass(args: argparse.Namespace, settings, instance, started):
+    """Run the pass asked for (a removal, a restore, or indexing) and return its report."""
+    from .indexing import remove_corpus, restore, run_index
+
+    definitions = lambda: _job_definitions(settings, started)  # noqa: E731
+    level = "DEBUG" if args.verbose else "CRITICAL"
+    confirm = _confirmation(args.yes)
+    if args.remove_corpus:
+        return remove_corpus(settings, instance, definitions, args.remove_corpus, confirm, dagster_log_level=level)
+    if args.restore:
+        return restore(settings, instance, definitions, dagster_log_level=level)
+    return run_index(
+        settings,
+        instance,
+        definitions,
+        dagster_log_level=level,
+        rebuild=args.rebuild,
+        prune=args.prune,
+        confirm=confirm,
+    )
+
+
+def _print_report(report, settings, llm) -> int:
+    """The pass's summary and its failures; the exit code they make."""
     for corpus, counts in report.rows.items():
         print(f"corpus {corpus}: " + ", ".join(f"{table} {n}" for table, n in counts.items()))
     work = (

@@ -546,6 +546,37 @@ def restore(
         )
     point = points[-1]
     store = settings.store()
+    back, sources = _restore_sources(store, point)
+    corpora = set(sources["corpus"])
+    _register(instance, back, corpora)
+    for key in back:  # the UI's partitions of documents show where these rows came from
+        instance.report_runless_asset_event(
+            AssetMaterialization(
+                "documents", partition=key, metadata={"restored_from": point["pointer"]["published_at"]}
+            )
+        )
+    report = IndexReport(SourcePlan())
+    log(
+        f"restoring {len(back)} source(s) of {', '.join(sorted(corpora)) or 'no corpus'} from the snapshot of "
+        f"{point['pointer']['published_at'][:19]}"
+    )
+    if back:
+        lance_mirror.start()
+        release_dead_runs(instance, log)
+        builds = sorted(corpus_work(store, settings, corpora).items())
+        _build_graphs(
+            instance, definitions(), builds, _run_config(dagster_log_level), _launcher_tags(), report, log, settings
+        )
+    if not report.failed_runs:
+        save_restore_points(location, points[:-1])
+    report.restored = back
+    return _summed_up(settings, report, corpora, started)
+
+
+def _restore_sources(store: IndexStore, point: dict) -> tuple[list[str], pl.DataFrame]:
+    """Write back the documents and sources of the restore ``point`` that are not indexed
+    now, as read and not yet extracted, in the folder that names the restore; (their keys,
+    their sources rows as the snapshot held them)."""
     with open_published(point["pointer"]) as snapshot:
         held = {
             name: snapshot.execute(
@@ -576,30 +607,7 @@ def restore(
             "corpus", "source_partition", corpus_folder=pl.lit(RESTORED_PREFIX + point["created_at"])
         )
         tx.replace("source_folders", folders, back)
-    corpora = set(sources["corpus"])
-    _register(instance, back, corpora)
-    for key in back:  # the UI's partitions of documents show where these rows came from
-        instance.report_runless_asset_event(
-            AssetMaterialization(
-                "documents", partition=key, metadata={"restored_from": point["pointer"]["published_at"]}
-            )
-        )
-    report = IndexReport(SourcePlan())
-    log(
-        f"restoring {len(back)} source(s) of {', '.join(sorted(corpora)) or 'no corpus'} from the snapshot of "
-        f"{point['pointer']['published_at'][:19]}"
-    )
-    if back:
-        lance_mirror.start()
-        release_dead_runs(instance, log)
-        builds = sorted(corpus_work(store, settings, corpora).items())
-        _build_graphs(
-            instance, definitions(), builds, _run_config(dagster_log_level), _launcher_tags(), report, log, settings
-        )
-    if not report.failed_runs:
-        save_restore_points(location, points[:-1])
-    report.restored = back
-    return _summed_up(settings, report, corpora, started)
+    return back, sources
 
 
 def _register(instance: DagsterInstance, source_keys: list[str], corpora: set[str]) -> None:

@@ -207,3 +207,46 @@ def test_show_settings_prints_values_and_sources_with_keys_redacted_and_indexes_
 
     assert main(["--show-settings", "--markdown"]) == 0
     assert capsys.readouterr().out.strip() == markdown_table()
+
+
+MODEL = {"GRAPHRAG_LLM_MODEL": "chat", "GRAPHRAG_LLM_BASE_URL": "http://127.0.0.1:9/v1"}
+CONFIGURATIONS = {
+    "model": MODEL,
+    "model with claims": MODEL | {"GRAPHRAG_LLM_CLAIMS": "true"},
+    "model with unconfirmed merges": MODEL | {"GRAPHRAG_LLM_CONFIRM_MERGES": "false"},
+    "model with model embeddings": MODEL | {"GRAPHRAG_EMBEDDING_MODEL": "embed"},
+    "offline with model embeddings": {
+        "GRAPHRAG_EMBEDDING_MODEL": "embed",
+        "GRAPHRAG_EMBEDDING_BASE_URL": "http://127.0.0.1:9/v1",
+    },
+}
+# These hashes pin compatibility with existing indexes: each is what an index built under
+# that configuration recorded (offline, the test above pins them), so a change here makes
+# every such index rebuild. With a model, the extraction, graph and reports hashes include
+# the prompt files' versions: a prompt edit changes them on purpose (and updates them here).
+# The fingerprints of the stages no method choice reads:
+RECORDED_WHATEVER_THE_METHODS = {
+    "reading": "v1/84dc02947872837e",
+    "chunking": "v4/467a5dba7490c009",
+    "clustering": "v1/8b31b465e7cee29e",
+}
+# The extraction, graph, reports and embeddings fingerprints of each configuration:
+RECORDED_BY_CONFIGURATION = {
+    "model": "v5/e4ff6f1ef3e4a9f6 v4/04c0557d18a88a52 v3/5e1a442c9e5268df v1/e4ac4e4a2977c80e",
+    "model with claims": "v5/9df3f698cb2abfd8 v4/04c0557d18a88a52 v3/5e1a442c9e5268df v1/e4ac4e4a2977c80e",
+    "model with unconfirmed merges": "v5/e4ff6f1ef3e4a9f6 v4/0167c0ec05727089 v3/5e1a442c9e5268df v1/e4ac4e4a2977c80e",
+    "model with model embeddings": "v5/e4ff6f1ef3e4a9f6 v4/04c0557d18a88a52 v3/5e1a442c9e5268df v1/abcb1db043f171f1",
+    "offline with model embeddings": "v5/9c3307c493b2268c v4/8121cd01ec51bf96 v3/a52e94e1e72df895 v1/abcb1db043f171f1",
+}
+
+
+@pytest.mark.parametrize("configuration", CONFIGURATIONS)
+def test_fingerprints_of_each_configuration_are_unchanged(unset_environment, configuration):
+    for variable, value in CONFIGURATIONS[configuration].items():
+        unset_environment.setenv(variable, value)
+    method_stages = ("extraction", "graph", "reports", "embeddings")
+    recorded = RECORDED_WHATEVER_THE_METHODS | dict(
+        zip(method_stages, RECORDED_BY_CONFIGURATION[configuration].split())
+    )
+    now = current_fingerprints(IndexSettings.from_env())
+    assert {stage: str(now[stage]) for stage in STAGES} == recorded

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -164,25 +165,55 @@ def community_map(
     colour = {c: PALETTE[i] if i < len(PALETTE) else OTHER_COLOUR for i, c in enumerate(ranked["community"])}
     position = _layout(nodes, edges) if nodes.height else {}
     max_degree = max(nodes["degree"].max() or 1, 1)
-    max_weight = max(edges["weight"].max() or 1.0, 1e-9)
 
     def radius(degree: int) -> float:
         return round(3 + 11 * math.sqrt(degree / max_degree), 1)
 
-    lines = [
+    texts, labelled_titles = _labels(nodes, position, radius, labels)
+    shown = "all" if nodes.height == members.height else f"the {nodes.height} best connected of"
+    caption_lines = [
+        f"Level {level}: {shown} {members.height} entities in {membership['community'].n_unique()} communities.",
+        f"Size: degree; colour: community; labels: the best connected of each community and of the level, where "
+        f"they fit ({len(labelled_titles)}); "
+        f"lines: the {edges.height} strongest relationships among them.",
+    ]
+    circles = _circles(nodes, position, radius, colour)
+    svg = _svg(level, _lines(edges, position), circles, texts, _legend(ranked, colour), caption_lines)
+    return CommunityMap(level, svg, " ".join(caption_lines), nodes.height, members.height, labelled_titles)
+
+
+def _lines(edges: pl.DataFrame, position: dict[str, tuple[float, float]]) -> list[str]:
+    """The relationships drawn, thicker the heavier."""
+    max_weight = max(edges["weight"].max() or 1.0, 1e-9)
+    return [
         (
             f'<line x1="{position[s][0]}" y1="{position[s][1]}" x2="{position[t][0]}" y2="{position[t][1]}" '
             f'stroke-width="{round(0.4 + 2.6 * w / max_weight, 2)}"/>'
         )
         for s, t, w in edges.select("source_id", "target_id", "weight").iter_rows()
     ]
-    circles = [
+
+
+def _circles(
+    nodes: pl.DataFrame,
+    position: dict[str, tuple[float, float]],
+    radius: Callable[[int], float],
+    colour: dict[int, str],
+) -> list[str]:
+    """The entities drawn, larger the better connected, coloured by community, each titled."""
+    return [
         f'<circle cx="{position[row["id"]][0]}" cy="{position[row["id"]][1]}" r="{radius(row["degree"])}" '
         f'fill="{colour[row["community"]]}">'
         f"<title>{escape(row['title'])} ({escape(row['type'] or '')}, degree {row['degree']}, community "
         f"{row['community']})</title></circle>"
         for row in nodes.iter_rows(named=True)
     ]
+
+
+def _labels(
+    nodes: pl.DataFrame, position: dict[str, tuple[float, float]], radius: Callable[[int], float], labels: int
+) -> tuple[list[str], list[str]]:
+    """The labels that fit, and the titles they show."""
     texts, placed, labelled_titles = [], [], []
     # Each coloured community's best-connected member first, so every region is named.
     leaders = nodes.unique("community", keep="first", maintain_order=True).head(len(PALETTE))
@@ -192,6 +223,11 @@ def community_map(
         if spot is not None:
             texts.append(f'<text x="{spot[0]}" y="{spot[1]}">{escape(row["title"])}</text>')
             labelled_titles.append(row["title"])
+    return texts, labelled_titles
+
+
+def _legend(ranked: pl.DataFrame, colour: dict[int, str]) -> list[str]:
+    """A swatch and the title of each coloured community, then how many share the grey."""
     legend = []
     for i, row in enumerate(ranked.head(len(PALETTE)).iter_rows(named=True)):
         y = MARGIN + 22 * i
@@ -203,16 +239,14 @@ def community_map(
         y = MARGIN + 22 * len(PALETTE)
         legend.append(f'<rect x="{WIDTH + 10}" y="{y}" width="14" height="14" fill="{OTHER_COLOUR}"/>')
         legend.append(f'<text x="{WIDTH + 30}" y="{y + 12}">{ranked.height - len(PALETTE)} other communities</text>')
-    shown = "all" if nodes.height == members.height else f"the {nodes.height} best connected of"
-    caption_lines = [
-        f"Level {level}: {shown} {members.height} entities in {membership['community'].n_unique()} communities.",
-        f"Size: degree; colour: community; labels: the best connected of each community and of the level, where "
-        f"they fit ({len(labelled_titles)}); "
-        f"lines: the {edges.height} strongest relationships among them.",
-    ]
-    caption = " ".join(caption_lines)
+    return legend
+
+
+def _svg(
+    level: int, lines: list[str], circles: list[str], texts: list[str], legend: list[str], caption_lines: list[str]
+) -> str:
     total_width, total_height = WIDTH + LEGEND_WIDTH, HEIGHT + CAPTION_HEIGHT
-    svg = "\n".join(
+    return "\n".join(
         [
             (
                 f'<svg xmlns="http://www.w3.org/2000/svg" width="{total_width}" height="{total_height}" viewBox="0 '
@@ -241,7 +275,6 @@ def community_map(
             "",
         ]
     )
-    return CommunityMap(level, svg, caption, nodes.height, members.height, labelled_titles)
 
 
 def gephi_graph(entities: pl.DataFrame, relationships: pl.DataFrame, communities: pl.DataFrame) -> nx.Graph:

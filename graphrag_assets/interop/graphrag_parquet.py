@@ -207,52 +207,9 @@ def graphrag_to_tables(
     """Our tables of ``corpus`` from graphrag's (``checked_graphrag_table`` frames; covariates
     may be empty): every table but the search index and the build record. A document's
     rows form the source partition ``<corpus>/<document title>``, as a text file's do."""
-    documents = (
-        frames["documents"]
-        .with_columns(
-            pl.lit(corpus).alias("corpus"),
-            pl.coalesce("title", "id").alias("source_path"),
-            pl.col("text").map_elements(content_hash, return_dtype=pl.String).alias("content_hash"),
-        )
-        .with_columns((pl.lit(f"{corpus}/") + pl.col("source_path")).alias("source_partition"))
-    )
-    # The source's hash stands for its file's: the content of its documents.
-    documents = documents.with_columns(
-        pl.col("content_hash")
-        .sort()
-        .str.join("")
-        .over("source_partition")
-        .map_elements(content_hash, return_dtype=pl.String)
-        .alias("source_hash")
-    )
-    units = frames["text_units"]
-    _unknown_references(units, "document_id", documents["id"], "text_units", "documents")
-    units = units.join(
-        documents.select(pl.col("id").alias("document_id"), "source_partition"), on="document_id"
-    ).with_columns(
-        pl.lit(corpus).alias("corpus"),
-        # graphrag numbers text units in document order.
-        (pl.col("human_readable_id").rank("ordinal").over("document_id") - 1).alias("chunk_index"),
-        pl.col("text").map_elements(content_hash, return_dtype=pl.String).alias("content_hash"),
-    )
-    entities = frames["entities"].with_columns(
-        pl.lit(corpus).alias("corpus"), pl.col("title").map_elements(name_key, return_dtype=pl.String).alias("name_key")
-    )
-    # graphrag keeps relationships to names it did not keep as entities: their ids stay null.
-    ends = entities.select("title", "id")
-    relationships = (
-        frames["relationships"]
-        .join(ends.rename({"title": "source", "id": "source_id"}), on="source", how="left")
-        .join(ends.rename({"title": "target", "id": "target_id"}), on="target", how="left")
-        .with_columns(pl.lit(corpus).alias("corpus"))
-    )
-    reports = frames["community_reports"].with_columns(
-        _findings(("summary", "explanation")),
-        pl.lit(corpus).alias("corpus"),
-        pl.lit(IMPORTED_REPORTS).alias("generated_by"),
-        pl.col("full_content").map_elements(content_hash, return_dtype=pl.String).alias("content_hash"),
-        pl.lit(None, pl.String).alias("input_hash"),
-    )
+    documents = _imported_documents(frames["documents"], corpus)
+    units = _imported_text_units(frames["text_units"], documents, corpus)
+    entities, relationships = _imported_graph(frames["entities"], frames["relationships"], corpus)
     covariates = frames["covariates"]
     _unknown_references(covariates, "text_unit_id", units["id"], "covariates", "text_units")
     covariates = covariates.join(
@@ -261,6 +218,84 @@ def graphrag_to_tables(
     # What each text unit mentions by name, as an index of ours records it: the graph walk
     # of local search links text units through these, beyond graphrag's entity lists.
     extracted_entities, extracted_relationships = extract_offline(units)
+    return {
+        "documents": _ours("documents", documents),
+        "text_units": _ours("text_units", units),
+        "extracted_entities": extracted_entities,
+        "extracted_relationships": extracted_relationships,
+        "covariates": _ours("covariates", covariates),
+        "sources": _ours("sources", _imported_sources(documents, units, corpus, imported_at)),
+        "entities": _ours("entities", entities),
+        "relationships": _ours("relationships", relationships),
+        "entity_merges": pl.DataFrame(schema=TABLES["entity_merges"].columns),  # graphrag records no merges
+        "communities": _ours("communities", frames["communities"].with_columns(pl.lit(corpus).alias("corpus"))),
+        "community_reports": _ours("community_reports", _imported_reports(frames["community_reports"], corpus)),
+    }
+
+
+def _imported_documents(documents: pl.DataFrame, corpus: str) -> pl.DataFrame:
+    """graphrag's documents with their source: one partition per document title."""
+    documents = documents.with_columns(
+        pl.lit(corpus).alias("corpus"),
+        pl.coalesce("title", "id").alias("source_path"),
+        pl.col("text").map_elements(content_hash, return_dtype=pl.String).alias("content_hash"),
+    ).with_columns((pl.lit(f"{corpus}/") + pl.col("source_path")).alias("source_partition"))
+    # The source's hash stands for its file's: the content of its documents.
+    return documents.with_columns(
+        pl.col("content_hash")
+        .sort()
+        .str.join("")
+        .over("source_partition")
+        .map_elements(content_hash, return_dtype=pl.String)
+        .alias("source_hash")
+    )
+
+
+def _imported_text_units(units: pl.DataFrame, documents: pl.DataFrame, corpus: str) -> pl.DataFrame:
+    """graphrag's text units in the source partitions of their documents, numbered in each."""
+    _unknown_references(units, "document_id", documents["id"], "text_units", "documents")
+    return units.join(
+        documents.select(pl.col("id").alias("document_id"), "source_partition"), on="document_id"
+    ).with_columns(
+        pl.lit(corpus).alias("corpus"),
+        # graphrag numbers text units in document order.
+        (pl.col("human_readable_id").rank("ordinal").over("document_id") - 1).alias("chunk_index"),
+        pl.col("text").map_elements(content_hash, return_dtype=pl.String).alias("content_hash"),
+    )
+
+
+def _imported_graph(
+    entities: pl.DataFrame, relationships: pl.DataFrame, corpus: str
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """graphrag's entities with their name keys, and its relationships with their ends' ids."""
+    entities = entities.with_columns(
+        pl.lit(corpus).alias("corpus"), pl.col("title").map_elements(name_key, return_dtype=pl.String).alias("name_key")
+    )
+    # graphrag keeps relationships to names it did not keep as entities: their ids stay null.
+    ends = entities.select("title", "id")
+    relationships = (
+        relationships.join(ends.rename({"title": "source", "id": "source_id"}), on="source", how="left")
+        .join(ends.rename({"title": "target", "id": "target_id"}), on="target", how="left")
+        .with_columns(pl.lit(corpus).alias("corpus"))
+    )
+    return entities, relationships
+
+
+def _imported_reports(reports: pl.DataFrame, corpus: str) -> pl.DataFrame:
+    """graphrag's reports, marked as imported: no input hash, so a build of ours writes its own."""
+    return reports.with_columns(
+        _findings(("summary", "explanation")),
+        pl.lit(corpus).alias("corpus"),
+        pl.lit(IMPORTED_REPORTS).alias("generated_by"),
+        pl.col("full_content").map_elements(content_hash, return_dtype=pl.String).alias("content_hash"),
+        pl.lit(None, pl.String).alias("input_hash"),
+    )
+
+
+def _imported_sources(
+    documents: pl.DataFrame, units: pl.DataFrame, corpus: str, imported_at: dt.datetime
+) -> pl.DataFrame:
+    """A source per partition, extracted already (with the imported reading fingerprint)."""
     sources = (
         documents.group_by("source_partition", maintain_order=True)
         .agg(pl.col("source_path").first(), pl.col("source_hash").first(), pl.len().cast(pl.Int64).alias("documents"))
@@ -270,26 +305,13 @@ def graphrag_to_tables(
             how="left",
         )
     )
-    sources = sources.with_columns(
+    return sources.with_columns(
         pl.lit(corpus).alias("corpus"),
         pl.lit(IMPORTED_SOURCES).alias("settings_hash"),
         pl.col("text_units").fill_null(0),
         pl.lit(imported_at).alias("indexed_at"),
         pl.lit(SOURCE_EXTRACTED).alias("status"),
     )
-    return {
-        "documents": _ours("documents", documents),
-        "text_units": _ours("text_units", units),
-        "extracted_entities": extracted_entities,
-        "extracted_relationships": extracted_relationships,
-        "covariates": _ours("covariates", covariates),
-        "sources": _ours("sources", sources),
-        "entities": _ours("entities", entities),
-        "relationships": _ours("relationships", relationships),
-        "entity_merges": pl.DataFrame(schema=TABLES["entity_merges"].columns),  # graphrag records no merges
-        "communities": _ours("communities", frames["communities"].with_columns(pl.lit(corpus).alias("corpus"))),
-        "community_reports": _ours("community_reports", reports),
-    }
 
 
 def search_index(tables: dict[str, pl.DataFrame], corpus: str, embedder: Embedder) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -193,18 +193,11 @@ def llm_reports(
     texts of ``embed_ahead`` and of each report written are embedded while the other
     reports are being written (``LLMClient.embed_ahead``)."""
     prompt = load_prompt("community_report")
-    claims_by_entity: dict[str, list[dict]] = {}
-    for claim in (claims if claims is not None else pl.DataFrame()).iter_rows(named=True):
-        if claim["subject_entity_id"] is not None:
-            claims_by_entity.setdefault(claim["subject_entity_id"], []).append(claim)
+    claims_by_entity = _claims_by_entity(claims)
     entity_by_id = {row["id"]: row for row in entities.iter_rows(named=True)}
     relationship_by_id = {row["id"]: row for row in relationships.iter_rows(named=True)}
     communities_by_id = {row["community"]: row for row in communities.iter_rows(named=True)}
-    reusable = {
-        row["input_hash"]: row
-        for row in (previous if previous is not None else pl.DataFrame()).iter_rows(named=True)
-        if row.get("input_hash")
-    }
+    reusable = _reusable(previous)
     reports: dict[int, dict] = {}
     failures: list[dict] = []
     context_tokens: list[int] = []
@@ -238,27 +231,13 @@ def llm_reports(
                     "report", prompt.version, [{"role": "user", "content": prompt.render(**sections)}], CommunityReport
                 )
                 reports[community["community"]] = _row(community, report, corpus, model, input_hash)
-                client.embed_ahead(
-                    report_inputs(pl.DataFrame([reports[community["community"]]], schema=REPORT_COLUMNS))[
-                        "text"
-                    ].to_list()
-                )
+                _embed_ahead(client, reports[community["community"]])
             except LLMError as error:
                 failures.append({"item_id": str(community["community"]), "stage": "report", "error": str(error)})
-                fallback = extractive_reports(
-                    communities.filter(pl.col("community") == community["community"]), entities, relationships, corpus
-                )
-                reports[community["community"]] = fallback.with_columns(pl.lit(FALLBACK).alias("generated_by")).row(
-                    0, named=True
-                )
+                reports[community["community"]] = _fallback(community, communities, entities, relationships, corpus)
 
-        # Largest first (by members and relationships): the longest calls start while the
-        # endpoint is fresh and short ones fill in at the end, instead of a long call left
-        # alone at the tail. Every task exists before any runs, so a parent always finds
-        # its children's tasks.
-        for community in sorted(
-            communities.iter_rows(named=True), key=lambda c: (-c["size"] - len(c["relationship_ids"]), c["community"])
-        ):
+        # Every task exists before any runs, so a parent always finds its children's tasks.
+        for community in _largest_first(communities):
             tasks[community["community"]] = asyncio.create_task(write(community))
         await asyncio.gather(*tasks.values())
 
@@ -267,3 +246,45 @@ def llm_reports(
     # Failures were appended as calls ended: in community order, so equal runs record them alike.
     failures.sort(key=lambda failure: int(failure["item_id"]))
     return pl.DataFrame(rows, schema=REPORT_COLUMNS), failure_frame(failures), context_tokens
+
+
+def _embed_ahead(client, report: dict) -> None:
+    """Start embedding a report just written while the other reports are being written."""
+    client.embed_ahead(report_inputs(pl.DataFrame([report], schema=REPORT_COLUMNS))["text"].to_list())
+
+
+def _claims_by_entity(claims: pl.DataFrame | None) -> dict[str, list[dict]]:
+    """The resolved claims about each entity (claims about no entity are in no context)."""
+    claims_by_entity: dict[str, list[dict]] = {}
+    for claim in (claims if claims is not None else pl.DataFrame()).iter_rows(named=True):
+        if claim["subject_entity_id"] is not None:
+            claims_by_entity.setdefault(claim["subject_entity_id"], []).append(claim)
+    return claims_by_entity
+
+
+def _reusable(previous: pl.DataFrame | None) -> dict[str, dict]:
+    """The earlier reports by the hash of their input: one whose input recurs is kept."""
+    return {
+        row["input_hash"]: row
+        for row in (previous if previous is not None else pl.DataFrame()).iter_rows(named=True)
+        if row.get("input_hash")
+    }
+
+
+def _largest_first(communities: pl.DataFrame) -> list[dict]:
+    """Largest first (by members and relationships): the longest calls start while the
+    endpoint is fresh and short ones fill in at the end, instead of a long call left alone
+    at the tail."""
+    return sorted(
+        communities.iter_rows(named=True), key=lambda c: (-c["size"] - len(c["relationship_ids"]), c["community"])
+    )
+
+
+def _fallback(
+    community: dict, communities: pl.DataFrame, entities: pl.DataFrame, relationships: pl.DataFrame, corpus: str
+) -> dict:
+    """The extractive report of a community whose call failed, marked as the fallback."""
+    fallback = extractive_reports(
+        communities.filter(pl.col("community") == community["community"]), entities, relationships, corpus
+    )
+    return fallback.with_columns(pl.lit(FALLBACK).alias("generated_by")).row(0, named=True)
