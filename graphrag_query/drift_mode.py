@@ -95,11 +95,17 @@ def _add_node(nodes: list[dict], followup: dict, depth: int, answer: str) -> int
 
 
 def primer_reports(question: str, reader: IndexReader, settings: DriftSettings) -> pl.DataFrame:
-    """The reports that best match the question (BM25, fused with vectors), best first."""
-    ranked = pl.DataFrame(
-        {"id": report_ranking(question, reader, settings.primer_reports)}, schema={"id": pl.String}
-    ).with_row_index("rank")
+    """The reports that best match the question (BM25, fused with vectors), best first;
+    when none shares a word with it ("What are the top themes?" over a lexical index), the
+    most important reports: a question about the whole starts from what matters most in
+    it, never from nothing."""
     reports = reader.table("community_reports")
+    matched = report_ranking(question, reader, settings.primer_reports)
+    if not matched:
+        matched = (
+            reports.sort(["rank", "community"], descending=[True, False])["id"].head(settings.primer_reports).to_list()
+        )
+    ranked = pl.DataFrame({"id": matched}, schema={"id": pl.String}).with_row_index("rank")
     return ranked.join(reports.select("id", "community", "title", "summary", "findings", "full_content"), on="id").sort(
         "rank"
     )
@@ -119,7 +125,8 @@ def answer_primer(
     def extract() -> DriftAnswer:
         communities = reader.table("communities").filter(pl.col("community").is_in(primer["community"].implode()))
         members = communities["entity_ids"].explode().drop_nulls().to_list()
-        return DriftAnswer(compose(question, report_evidence(primer), limit=4), finder.about(members, limit))
+        reports = report_evidence(primer)
+        return DriftAnswer(compose(question, reports, limit=4, overview=reports), finder.about(members, limit))
 
     return writer.drift_primer(question, context, limit, extract)
 
@@ -185,7 +192,7 @@ def prepare_drift(question: str, reader: IndexReader, settings: DriftSettings, w
     written = writer.answer(
         "drift_reduce",
         {"question": question, "context": answers, "response_type": settings.response_type},
-        lambda: compose(question, evidence, limit=8, graph=reader.mention_graph),
+        lambda: compose(question, evidence, limit=8, graph=reader.mention_graph, overview=report_evidence(primer)),
     )
     tree = pl.DataFrame(nodes, schema=TREE_SCHEMA)
     # The answer reads every step's best sources first (each step's rank 1, then rank 2...).

@@ -144,12 +144,18 @@ def compose(
     the best sentences and (with the index's mention graph) the sentences that follow the
     names they mention to the second hop. A question about the whole ("What are the top
     themes?") that no sentence covers is answered by the first sentence of each
-    ``overview`` item (the reports in the context), not refused."""
+    ``overview`` item (the reports in the context), or without reports of each evidence
+    item, not refused: the evidence was retrieved for it, so it is what the index has."""
     candidates = _candidates(evidence)
     scorer = RelevanceScorer(question, [sentence for sentence, _ in candidates] or [question])
     picked = best_sentences(candidates, scorer, limit)
     if not picked:
-        return _overview(overview, limit, lead) if scorer.generic else NO_DATA_ANSWER
+        if not scorer.generic:
+            return NO_DATA_ANSWER
+        told = (
+            "the reports of the communities most related to it say" if overview else "the passages found for it begin"
+        )
+        return _overview(overview or evidence, limit, lead, told)
     lines = [EXTRACTIVE_LABEL]
     names = {"type_of": graph.type_of, "known": graph.knows, "prevalence": graph.prevalence} if graph else {}
     lines += [statement.line() for statement in state_answers(question, candidates, scorer, **names)]
@@ -164,13 +170,16 @@ def compose(
     return "\n".join(lines)
 
 
-def _overview(reports: list[Evidence], limit: int, lead: str) -> str:
-    opening = [(sentences[0], item.citation) for item in reports if (sentences := _quotable_sentences(item.text))]
+def _overview(items: list[Evidence], limit: int, lead: str, told: str) -> str:
+    # A passage cut mid-sentence opens with the tail of one ("teach me, let me profit by
+    # it."): its first sentence that starts as a sentence does.
+    firsts = [(next((s for s in _quotable_sentences(item.text) if not s[:1].islower()), None), item) for item in items]
+    opening = [(sentence, item.citation) for sentence, item in firsts if sentence]
     if not opening:
         return NO_DATA_ANSWER
     lines = [
         EXTRACTIVE_LABEL,
         *([lead] if lead else []),
-        "No sentence of the sources covers the question; the reports of the communities most related to it say:",
+        f"No sentence of the sources covers the question; {told}:",
     ]
     return "\n".join(lines + [f"- {sentence} [Data: {citation}]" for sentence, citation in opening[:limit]])

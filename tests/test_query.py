@@ -417,6 +417,20 @@ def test_offline_local_search_answers_an_overview_from_its_reports_and_still_ref
     assert local_search("Who repaired the Zorblax engine?", reader=reader, use_llm=False).answer == NO_DATA_ANSWER
 
 
+def test_offline_basic_and_drift_answer_an_overview_from_what_they_found_and_still_refuse_the_unknown(reader):
+    question = "What are the top themes in this story?"  # shares no word with any report
+    basic = basic_search(question, reader=reader, use_llm=False)
+    assert basic.answer.startswith(EXTRACTIVE_LABEL) and "the passages found for it begin:" in basic.answer
+    quoted = [line for line in basic.answer.splitlines() if line.startswith("- ")]
+    assert quoted and all("[Data: Sources (" in line for line in quoted)
+    assert not any(line[2:3].islower() for line in quoted)  # a sentence, not the tail of one
+    drift = drift_search(question, reader=reader, use_llm=False)
+    assert drift.answer.startswith(EXTRACTIVE_LABEL) and "[Data: Reports (" in drift.answer
+    assert drift.context["reports"].height > 0  # the primer starts from the most important reports
+    for mode_search in (basic_search, drift_search):
+        assert mode_search("Who repaired the Zorblax engine?", reader=reader, use_llm=False).answer == NO_DATA_ANSWER
+
+
 def test_a_long_text_unit_ranked_first_does_not_leave_a_small_local_budget_without_sources(reader):
     from graphrag_query.context import pack
 
