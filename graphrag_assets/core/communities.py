@@ -33,7 +33,8 @@ from graphrag_common.ids import stable_id
 
 from ..configuration import check, default_of
 
-COMMUNITY_COLUMNS = {
+# The columns that place a community in the hierarchy: its report's rows begin with them too.
+HIERARCHY_COLUMNS = {
     "id": pl.String,
     "human_readable_id": pl.Int64,
     "community": pl.Int64,
@@ -41,6 +42,9 @@ COMMUNITY_COLUMNS = {
     "parent": pl.Int64,
     "children": pl.List(pl.Int64),
     "title": pl.String,
+}
+COMMUNITY_COLUMNS = {
+    **HIERARCHY_COLUMNS,
     "entity_ids": pl.List(pl.String),
     "relationship_ids": pl.List(pl.String),
     "text_unit_ids": pl.List(pl.String),

@@ -16,14 +16,10 @@ import polars as pl
 
 from graphrag_common.ids import content_hash, stable_id
 
+from .communities import HIERARCHY_COLUMNS
+
 REPORT_COLUMNS = {
-    "id": pl.String,
-    "human_readable_id": pl.Int64,
-    "community": pl.Int64,
-    "level": pl.Int64,
-    "parent": pl.Int64,
-    "children": pl.List(pl.Int64),
-    "title": pl.String,
+    **HIERARCHY_COLUMNS,
     "summary": pl.String,
     "full_content": pl.String,
     "rank": pl.Float64,

@@ -30,15 +30,27 @@ import polars as pl
 from graphrag_common.ids import content_hash
 from graphrag_common.lexical import search_term_rows
 
+from ..core.communities import COMMUNITY_COLUMNS
 from ..core.embedding import EMBEDDING_COLUMNS, Embedder, embed_missing, embedding_inputs
 from ..core.extraction.names import name_key
 from ..core.extraction.offline import extract_offline
+from ..core.graph import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS
+from ..core.reports import REPORT_COLUMNS
 from ..storage.schema import SOURCE_EXTRACTED, TABLES
 
 _IDS = pl.List(pl.String)
 _FINDING_FIELDS = ("explanation", "summary")  # graphrag's order of a finding's fields
 
-# graphrag 3.x's output tables, columns in its order with its types (as graphrag 3.1 writes them).
+
+def _graphrags(ours: dict[str, pl.DataType]) -> dict[str, pl.DataType]:
+    """graphrag's columns of a table whose layout ours extends: ours up to ``corpus``, from
+    which on our tables add the columns that scope partitions and drive incremental work."""
+    names = list(ours)
+    return {name: ours[name] for name in names[: names.index("corpus")]}
+
+
+# graphrag 3.x's output tables, columns in its order with its types (as graphrag 3.1 writes them;
+# tests/test_graphrag_interop.py compares them with a real graphrag index).
 GRAPHRAG_COLUMNS: dict[str, dict[str, pl.DataType]] = {
     "documents": {
         "id": pl.String,
@@ -59,57 +71,12 @@ GRAPHRAG_COLUMNS: dict[str, dict[str, pl.DataType]] = {
         "relationship_ids": _IDS,
         "covariate_ids": _IDS,
     },
-    "entities": {
-        "id": pl.String,
-        "human_readable_id": pl.Int64,
-        "title": pl.String,
-        "type": pl.String,
-        "description": pl.String,
-        "text_unit_ids": _IDS,
-        "frequency": pl.Int64,
-        "degree": pl.Int64,
-    },
-    "relationships": {
-        "id": pl.String,
-        "human_readable_id": pl.Int64,
-        "source": pl.String,
-        "target": pl.String,
-        "description": pl.String,
-        "weight": pl.Float64,
-        "combined_degree": pl.Int64,
-        "text_unit_ids": _IDS,
-    },
-    "communities": {
-        "id": pl.String,
-        "human_readable_id": pl.Int64,
-        "community": pl.Int64,
-        "level": pl.Int64,
-        "parent": pl.Int64,
-        "children": pl.List(pl.Int64),
-        "title": pl.String,
-        "entity_ids": _IDS,
-        "relationship_ids": _IDS,
-        "text_unit_ids": _IDS,
-        "period": pl.String,
-        "size": pl.Int64,
-    },
-    "community_reports": {
-        "id": pl.String,
-        "human_readable_id": pl.Int64,
-        "community": pl.Int64,
-        "level": pl.Int64,
-        "parent": pl.Int64,
-        "children": pl.List(pl.Int64),
-        "title": pl.String,
-        "summary": pl.String,
-        "full_content": pl.String,
-        "rank": pl.Float64,
-        "rating_explanation": pl.String,
-        "findings": pl.List(pl.Struct({field: pl.String for field in _FINDING_FIELDS})),
-        "full_content_json": pl.String,
-        "period": pl.String,
-        "size": pl.Int64,
-    },
+    "entities": _graphrags(ENTITY_COLUMNS),
+    "relationships": _graphrags(RELATIONSHIP_COLUMNS),
+    "communities": _graphrags(COMMUNITY_COLUMNS),
+    # A finding's fields in graphrag's order (the dict update keeps the column's place).
+    "community_reports": _graphrags(REPORT_COLUMNS)
+    | {"findings": pl.List(pl.Struct({field: pl.String for field in _FINDING_FIELDS}))},
     "covariates": {
         "id": pl.String,
         "human_readable_id": pl.Int64,
