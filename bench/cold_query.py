@@ -77,7 +77,7 @@ def _build_sample_index(work: Path) -> Path:
     command = [
         sys.executable,
         "-m",
-        "graphrag_assets.cli",
+        "graphrag_evaluation.cli",
         "--input",
         str(REPO / "sample_corpus"),
         "--db",

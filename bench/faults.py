@@ -5,7 +5,7 @@
 
 On a copy of ``sample_corpus/`` in a temporary folder, with a fresh DAGSTER_HOME
 (``dagster_home/dagster.yaml`` copied in) per index, ``graphrag-index`` runs as a user runs
-it (``.venv/bin/python -m graphrag_assets.cli --input ... --db ... --vectors ...``, a
+it (``.venv/bin/python -m graphrag_evaluation.cli --input ... --db ... --vectors ...``, a
 subprocess) against the OpenAI-compatible test server of ``tests/fake_openai.py``, in this
 process. Each fault is injected into real processes, as ``tests/test_reliability.py``,
 ``tests/test_llm_kill.py`` and ``tests/test_live_mode.py`` do:
@@ -111,7 +111,7 @@ class Index:
             | env
         )
         self.command = [
-            str(PYTHON), "-m", "graphrag_assets.cli",
+            str(PYTHON), "-m", "graphrag_evaluation.cli",
             "--input", str(self.input), "--db", str(self.database), "--vectors", str(self.vectors),
         ]  # fmt: skip
 

@@ -65,7 +65,7 @@ def _build_index(work: Path, corpus: str, files: int | None = None) -> dict:
     command = [
         sys.executable,
         "-m",
-        "graphrag_assets.cli",
+        "graphrag_evaluation.cli",
         "--input",
         str(source),
         "--corpus",

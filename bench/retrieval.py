@@ -214,7 +214,7 @@ def build_index(work: Path, passages_file: Path, env_extra: dict[str, str], corp
     command = [
         sys.executable,
         "-m",
-        "graphrag_assets.cli",
+        "graphrag_evaluation.cli",
         "--input",
         str(work / "input"),
         "--corpus",
@@ -474,7 +474,9 @@ def git_state() -> dict:
         # The packages measured: the checkout (with its uncommitted changes listed), or
         # another copy put first on PYTHONPATH (e.g. `git archive HEAD` of a clean tree).
         "code": str(code),
-        "modified_code": git("status", "--porcelain", "--", "graphrag_assets", "graphrag_query").splitlines()
+        "modified_code": git(
+            "status", "--porcelain", "--", "graphrag_assets", "graphrag_query", "graphrag_evaluation"
+        ).splitlines()
         if code == REPO
         else None,
     }
