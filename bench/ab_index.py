@@ -32,7 +32,7 @@ SCENARIOS = {
     "christmas_carol_offline": (vs.BOOK.parent, False),
     "sample_corpus_offline": (vs.REPO / "sample_corpus", False),
 }
-COMMAND = "import sys; sys.argv[0] = 'graphrag-index'; from graphrag_assets.cli import main; sys.exit(main())"
+COMMAND = "import sys; sys.argv[0] = 'graphrag-index'; from graphrag_evaluation.cli import main; sys.exit(main())"
 
 
 def run(tree: Path, source: Path, llm: bool, server: vs.MockServer, folder: Path) -> dict:

@@ -77,7 +77,7 @@ def _build_sample_index(work: Path) -> Path:
     command = [
         sys.executable,
         "-m",
-        "graphrag_assets.cli",
+        "graphrag_evaluation.cli",
         "--input",
         str(REPO / "sample_corpus"),
         "--db",
@@ -130,7 +130,7 @@ def _import_time_by_package(command: list[str], top: int = 12) -> dict[str, floa
     return {package: round(value, 3) for package, value in seconds.most_common(top)}
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -141,19 +141,12 @@ def main() -> None:
         default=str(REPO / "bench" / "results" / "cold_query.json"),
         help="JSON output (default: bench/results/cold_query.json)",
     )
-    options = parser.parse_args()
-    load_start = os.getloadavg()
-    work = None
-    if options.db:
-        database = Path(options.db)
-    else:
-        work = Path(tempfile.mkdtemp(prefix="graphrag-cold-query-"))
-        database = _build_sample_index(work)
-    # Byte code as an installed package has it: under PYTHONDONTWRITEBYTECODE, or after an
-    # edit, every process would compile the edited modules from source again (up to ~50 ms).
-    for package in ("graphrag_common", "graphrag_assets", "graphrag_query"):
-        compileall.compile_dir(REPO / package, quiet=1)
+    return parser.parse_args()
 
+
+def measured_rounds(database: Path, repeats: int) -> tuple[dict, dict, dict]:
+    """Each command's wall and CPU seconds in fresh processes, and each mode's in-process
+    parts: (walls, cpus, in_process)."""
     python = sys.executable
     cli = str(Path(python).parent / "graphrag-query")
     commands = {
@@ -165,8 +158,8 @@ def main() -> None:
     in_process: dict[str, list[dict]] = {mode: [] for mode in MODES}
     # Rounds rather than one measurement after another: load that comes and goes spreads
     # over every measurement instead of skewing one.
-    for round_number in range(1, options.repeats + 1):
-        print(f"round {round_number}/{options.repeats}", flush=True)
+    for round_number in range(1, repeats + 1):
+        print(f"round {round_number}/{repeats}", flush=True)
         for name, command in commands.items():
             wall, cpu = _run(command)
             walls[name].append(wall)
@@ -181,7 +174,37 @@ def main() -> None:
                 text=True,
             )
             in_process[mode].append(json.loads(probe.stdout))
+    return walls, cpus, in_process
 
+
+def print_medians(result: dict) -> None:
+    for name, figures in result["wall"].items():
+        print(f"{name:40} wall {figures['median_s']:.3f} s, CPU {result['cpu'][name]['median_s']:.3f} s")
+    for mode, kinds in result["in_process"].items():
+        for kind, parts in kinds.items():
+            print(
+                f"in process, {mode:6} {kind:4} "
+                + "  ".join(f"{part} {figures['median_s']:.3f} s" for part, figures in parts.items())
+            )
+
+
+def main() -> None:
+    options = arguments()
+    load_start = os.getloadavg()
+    work = None
+    if options.db:
+        database = Path(options.db)
+    else:
+        work = Path(tempfile.mkdtemp(prefix="graphrag-cold-query-"))
+        database = _build_sample_index(work)
+    # Byte code as an installed package has it: under PYTHONDONTWRITEBYTECODE, or after an
+    # edit, every process would compile the edited modules from source again (up to ~50 ms).
+    for package in ("graphrag_common", "graphrag_assets", "graphrag_query"):
+        compileall.compile_dir(REPO / package, quiet=1)
+
+    walls, cpus, in_process = measured_rounds(database, options.repeats)
+    python = sys.executable
+    cli = str(Path(python).parent / "graphrag-query")
     result = {
         "command": shlex.join([Path(python).name, *sys.argv]),
         "date": time.strftime("%Y-%m-%d"),
@@ -216,14 +239,7 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
     write_json(options.out, result)
     print(f"wrote {options.out}")
-    for name, figures in result["wall"].items():
-        print(f"{name:40} wall {figures['median_s']:.3f} s, CPU {result['cpu'][name]['median_s']:.3f} s")
-    for mode, kinds in result["in_process"].items():
-        for kind, parts in kinds.items():
-            print(
-                f"in process, {mode:6} {kind:4} "
-                + "  ".join(f"{part} {figures['median_s']:.3f} s" for part, figures in parts.items())
-            )
+    print_medians(result)
 
 
 if __name__ == "__main__":

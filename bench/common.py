@@ -85,7 +85,7 @@ def run_measured(command: list[str], env: dict[str, str], cwd: Path = REPO) -> d
     }
 
 
-GRAPHRAG_INDEX = [sys.executable, "-c", "import sys; from graphrag_assets.cli import main; sys.exit(main())"]
+GRAPHRAG_INDEX = [sys.executable, "-c", "import sys; from graphrag_evaluation.cli import main; sys.exit(main())"]
 
 
 def fresh_dagster_home(folder: Path) -> Path:

@@ -5,7 +5,7 @@
 
 On a copy of ``sample_corpus/`` in a temporary folder, with a fresh DAGSTER_HOME
 (``dagster_home/dagster.yaml`` copied in) per index, ``graphrag-index`` runs as a user runs
-it (``.venv/bin/python -m graphrag_assets.cli --input ... --db ... --vectors ...``, a
+it (``.venv/bin/python -m graphrag_evaluation.cli --input ... --db ... --vectors ...``, a
 subprocess) against the OpenAI-compatible test server of ``tests/fake_openai.py``, in this
 process. Each fault is injected into real processes, as ``tests/test_reliability.py``,
 ``tests/test_llm_kill.py`` and ``tests/test_live_mode.py`` do:
@@ -55,6 +55,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -111,7 +112,7 @@ class Index:
             | env
         )
         self.command = [
-            str(PYTHON), "-m", "graphrag_assets.cli",
+            str(PYTHON), "-m", "graphrag_evaluation.cli",
             "--input", str(self.input), "--db", str(self.database), "--vectors", str(self.vectors),
         ]  # fmt: skip
 
@@ -481,6 +482,75 @@ def hold_mid_run(index: Index) -> tuple[dict, int]:
     return record, holder.process.pid if holder else 0
 
 
+@dataclass
+class Injected:
+    """A fault as injected: the run it made (None: no run, the damage was done by hand),
+    the settings of the runs that repair it, the index they must end up equal to, when
+    the indexer was killed, and what else the fault records."""
+
+    faulty: dict | None
+    reference: dict
+    rerun_env: dict = field(default_factory=dict)
+    killed_at: float | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def inject(number: int, index: Index, fake: FakeOpenAI, references: dict) -> Injected:
+    """Fault ``number`` on ``index``, its endpoint ``fake``."""
+    reference = references["original"]
+    if number == 1:
+        faulty = kill_mid_extraction(index)
+        return Injected(faulty, reference, killed_at=faulty.pop("killed_at"))
+    if number == 2:
+        return Injected(kill_while_publishing(index), reference)
+    if number == 3:
+        index.edit()
+        return Injected(kill_while_publishing(index), references["edited"])
+    if number == 4:
+        shutil.rmtree(index.vectors)
+        return Injected(None, reference)
+    if number == 5:
+        overload = {"GRAPHRAG_LLM_MAX_RETRIES": "1", "GRAPHRAG_LLM_CONCURRENCY": "1"}
+        target, injected_faults = references["fault5_target"], references["fault5_faults"]
+        for _ in range(injected_faults):
+            fake.faults.append(Fault(status=429, retry_after=0, match=f"[task: {target}]"))
+        faulty = index.run(**overload)
+        extra = {"faults_injected": injected_faults, "faults_fired": injected_faults - len(fake.faults)}
+        extra["target"] = target
+        fake.faults.clear()
+        return Injected(faulty, reference, overload, extra=extra)
+    if number == 6:
+        fake.faults.extend(Fault(status=401) for _ in range(1000))
+        faulty = index.run(GRAPHRAG_LLM_API_KEY=WRONG_KEY)
+        extra = {"faults_fired": 1000 - len(fake.faults)}
+        fake.faults.clear()
+        extra["wrong_key_in_output"] = WRONG_KEY in faulty["_output"]
+        return Injected(faulty, reference, extra=extra)
+    if number in (7, 9):
+        index.edit()
+        if number == 7:
+            holder = Holder(index.database)
+            try:
+                faulty = index.run(GRAPHRAG_LOCK_WAIT_SECONDS=LOCK_WAIT_SECONDS)
+            finally:
+                holder.release()
+            holder_pid = holder.process.pid
+        else:  # 7b: held from the middle of a run
+            faulty, holder_pid = hold_mid_run(index)
+        extra = {"holder_pid": holder_pid, "holder_pid_in_output": str(holder_pid) in faulty["_output"]}
+        return Injected(faulty, references["edited"], {"GRAPHRAG_LOCK_WAIT_SECONDS": LOCK_WAIT_SECONDS}, extra=extra)
+    if number == 8:
+        fifo = index.input / "default" / "pipe.txt"
+        binary = index.input / "default" / "scan.txt"
+        os.mkfifo(fifo)
+        binary.write_bytes(BINARY)
+        faulty = index.run()
+        fifo.unlink()
+        binary.unlink()
+        return Injected(faulty, reference)
+    raise ValueError(number)
+
+
 def fault(
     number: int, title: str, injected: str, work: Path, references: dict, endpoint_options: dict | None = None
 ) -> dict:
@@ -488,11 +558,8 @@ def fault(
     with FakeOpenAI(**(endpoint_options or {})) as fake:
         fake._server.handle_error = lambda request, address: None  # a killed client's reset connections are expected
         index = Index(work, f"fault{label(number)}", fake)
-        reference = references["original"]
         before = {"live": None, "snapshot": None, "published": False, "lancedb": {}}
         setup = None
-        killed_at = None
-        extra: dict = {}
         load = os.getloadavg()
 
         if number in (3, 4, 7, 9):  # a healthy first index, then the fault
@@ -501,85 +568,19 @@ def fault(
                 raise SystemExit(f"fault {number}: the first index failed: {setup['stderr_summary']}")
             before = state(index)
 
-        if number == 1:
-            faulty = kill_mid_extraction(index)
-            killed_at = faulty.pop("killed_at")
-            rerun_env = {}
-        elif number == 2:
-            faulty = kill_while_publishing(index)
-            rerun_env = {}
-        elif number == 3:
-            index.edit()
-            reference = references["edited"]
-            faulty = kill_while_publishing(index)
-            rerun_env = {}
-        elif number == 4:
-            shutil.rmtree(index.vectors)
-            faulty = None
-            rerun_env = {}
-        elif number == 5:
-            overload = {"GRAPHRAG_LLM_MAX_RETRIES": "1", "GRAPHRAG_LLM_CONCURRENCY": "1"}
-            target, injected_faults = references["fault5_target"], references["fault5_faults"]
-            for _ in range(injected_faults):
-                fake.faults.append(Fault(status=429, retry_after=0, match=f"[task: {target}]"))
-            faulty = index.run(**overload)
-            extra["faults_injected"] = injected_faults
-            extra["faults_fired"] = injected_faults - len(fake.faults)
-            extra["target"] = target
-
-            fake.faults.clear()
-            rerun_env = overload
-        elif number == 6:
-            fake.faults.extend(Fault(status=401) for _ in range(1000))
-            faulty = index.run(GRAPHRAG_LLM_API_KEY=WRONG_KEY)
-            extra["faults_fired"] = 1000 - len(fake.faults)
-            fake.faults.clear()
-            extra["wrong_key_in_output"] = WRONG_KEY in faulty["_output"]
-            rerun_env = {}
-        elif number == 7:
-            index.edit()
-            reference = references["edited"]
-            holder = Holder(index.database)
-            try:
-                faulty = index.run(GRAPHRAG_LOCK_WAIT_SECONDS=LOCK_WAIT_SECONDS)
-            finally:
-                holder.release()
-            extra["holder_pid"] = holder.process.pid
-            extra["holder_pid_in_output"] = str(holder.process.pid) in faulty["_output"]
-            rerun_env = {"GRAPHRAG_LOCK_WAIT_SECONDS": LOCK_WAIT_SECONDS}
-        elif number == 9:  # 7b: held from the middle of a run
-            index.edit()
-            reference = references["edited"]
-            faulty, holder_pid = hold_mid_run(index)
-            extra["holder_pid"] = holder_pid
-            extra["holder_pid_in_output"] = str(holder_pid) in faulty["_output"]
-            rerun_env = {"GRAPHRAG_LOCK_WAIT_SECONDS": LOCK_WAIT_SECONDS}
-        elif number == 8:
-            fifo = index.input / "default" / "pipe.txt"
-            binary = index.input / "default" / "scan.txt"
-            os.mkfifo(fifo)
-            binary.write_bytes(BINARY)
-            faulty = index.run()
-            fifo.unlink()
-            binary.unlink()
-            rerun_env = {}
-        else:
-            raise ValueError(number)
-
+        done = inject(number, index, fake, references)
         after_fault = state(index)
         if number == 5:
-            extra["failed_calls_recorded"] = (
+            done.extra["failed_calls_recorded"] = (
                 after_fault["live"]["counts"]["llm_failures"] if after_fault["live"] else None
             )
-        rerun = index.run(**rerun_env)
+        rerun = index.run(**done.rerun_env)
         after_rerun = state(index)
-        twice = paid_twice(fake, rerun, answered_before=(killed_at - KILL_GRACE_SECONDS) if killed_at else None)
-        confirm = index.run(**rerun_env)
-        lost = rows_lost(after_rerun, reference)
+        answered_before = (done.killed_at - KILL_GRACE_SECONDS) if done.killed_at else None
+        twice = paid_twice(fake, rerun, answered_before=answered_before)
+        confirm = index.run(**done.rerun_env)
+        lost = rows_lost(after_rerun, done.reference)
         load_after = os.getloadavg()
-
-    def public(record: dict | None) -> dict | None:
-        return None if record is None else {k: v for k, v in record.items() if not k.startswith("_")}
 
     repaired = (
         rerun["exit_code"] == 0
@@ -588,12 +589,12 @@ def fault(
         and (after_rerun["live"]["counts"]["llm_failures"] or 0) == 0
         and (after_rerun["live"]["counts"]["source_errors"] or 0) == 0
     )
-    record = {
+    return {
         "fault": label(number),
         "title": title,
         "injected": injected,
         "first_index": public(setup),
-        "faulty_run": public(faulty),
+        "faulty_run": public(done.faulty),
         "kept": {"before_fault": kept(before), "after_fault": kept(after_fault), "after_rerun": kept(after_rerun)},
         "state_before_fault": summary_of(before),
         "state_after_fault": summary_of(after_fault),
@@ -606,8 +607,12 @@ def fault(
         | {"no_work": any("no work: index is up to date" in line for line in confirm["stdout"])},
         "time_to_recover_s": rerun["wall_s"],
         "load_average": {"start": [round(x, 2) for x in load], "end": [round(x, 2) for x in load_after]},
-    } | extra
-    return record
+    } | done.extra
+
+
+def public(record: dict | None) -> dict | None:
+    """A run's record without its private fields (``_output``)."""
+    return None if record is None else {k: v for k, v in record.items() if not k.startswith("_")}
 
 
 FAULTS = {

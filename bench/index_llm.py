@@ -124,7 +124,7 @@ def index_once(args, run: int) -> dict:
         command = [
             sys.executable,
             "-m",
-            "graphrag_assets.cli",
+            "graphrag_evaluation.cli",
             "--input",
             str(folder),
             "--corpus",

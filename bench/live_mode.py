@@ -660,7 +660,7 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=0, help="webserver port (default: a free one)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds a change may take to be published")
@@ -670,13 +670,226 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="UI-launched and CLI edit-forced graph builds to time")
     parser.add_argument("--keep", help="work in this folder and keep it (default: a temp folder, removed on success)")
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "live_mode.json"))
-    options = parser.parse_args()
+    return parser.parse_args()
 
-    work = Path(options.keep) if options.keep else Path(tempfile.mkdtemp(prefix="graphrag-live-bench-"))
-    if options.keep:
-        if work.exists():
-            shutil.rmtree(work)
-        work.mkdir(parents=True)
+
+def work_folder(keep: str | None) -> Path:
+    """The folder kept (emptied first) or a fresh temp folder."""
+    if not keep:
+        return Path(tempfile.mkdtemp(prefix="graphrag-live-bench-"))
+    work = Path(keep)
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    return work
+
+
+def first_index(live: LiveMode) -> dict:
+    """dagster dev started on the fresh folder, until its first publish."""
+    started = live.start()
+    webserver = live.wait_webserver()
+    seen_at, pointer = live.wait_published(
+        "SELECT count(*) FROM documents", None, lambda n: (n or 0) > 0, started, "first index"
+    )
+    runs = live.settle_runs(started - 60)
+    return {
+        "webserver_up_s": round(webserver - started, 1),
+        "to_published_s": round(seen_at - started, 1),
+        "published_at_s": round(published_epoch(pointer) - started, 1),
+        "runs": len(runs),
+        "timeline": [describe_run(r, started) for r in runs],
+    }
+
+
+def readme_graphrag_sql(live: LiveMode) -> dict:
+    """README: "cp notes.txt sample_corpus/default/" then graphrag-sql shows it."""
+    readme_check = "SELECT count(*) AS text_units FROM text_units WHERE source_partition = 'default/notes.txt'"
+    readme_sql = subprocess.run(
+        [str(VENV_BIN / "graphrag-sql"), readme_check], cwd=REPO, env=live.env, capture_output=True, text=True
+    )
+    return {
+        "command": f'.venv/bin/graphrag-sql "{readme_check}"',
+        "exit_status": readme_sql.returncode,
+        "output": (readme_sql.stdout + readme_sql.stderr).strip().splitlines(),
+        "shows_added_file": readme_sql.returncode == 0
+        and any(word.isdigit() and int(word) > 0 for word in readme_sql.stdout.replace("│", " ").split()),
+    }
+
+
+def file_changes(live: LiveMode, result: dict) -> None:
+    """A file added to ``default``, one edited, one deleted, each until it is published
+    (``result["changes"]``, which keeps those measured when one fails)."""
+    folder = live.input / "default"
+    changes = result["changes"] = {}
+    changes["add"] = live.change(
+        "add",
+        lambda: (folder / ADDED_NAME).write_text(ADDED_TEXT),
+        "SELECT count(*) FROM text_units WHERE corpus = 'default' AND text LIKE ?",
+        [f"%{ADDED_MARKER}%"],
+        lambda n: (n or 0) > 0,
+    )
+    result["readme_graphrag_sql"] = readme_graphrag_sql(live)
+    print(f"add -> published in {changes['add']['to_published_s']} s, {changes['add']['runs']} run(s)", flush=True)
+
+    marker = "Tobias Wren (live edit)"
+    changes["edit"] = live.change(
+        "edit",
+        lambda: append(folder / EDITED_NAME, edit_sentence(" (live edit)")),
+        "SELECT count(*) FROM text_units WHERE corpus = 'default' AND text LIKE ?",
+        [f"%{marker}%"],
+        lambda n: (n or 0) > 0,
+    )
+    print(f"edit -> published in {changes['edit']['to_published_s']} s, {changes['edit']['runs']} run(s)", flush=True)
+
+    key = f"default/{DELETED_NAME}"
+    changes["delete"] = live.change(
+        "delete",
+        lambda: (folder / DELETED_NAME).unlink(),
+        (
+            "SELECT (SELECT count(*) FROM documents WHERE source_partition = $1) + (SELECT count(*) FROM "
+            "text_units "
+            "WHERE source_partition = $1)"
+        ),
+        [key],
+        lambda n: n == 0,
+    )
+    print(
+        f"delete -> published in {changes['delete']['to_published_s']} s, {changes['delete']['runs']} run(s)",
+        flush=True,
+    )
+
+
+def ui_builds_unchanged(live: LiveMode, repeat: int) -> list[dict]:
+    """build_graph for "default" launched through the webserver with nothing changed since
+    the last build: what clicking "Materialize" does."""
+    ui = []
+    for _ in range(repeat):
+        since = time.time()
+        ui.append(live.ui_build())
+        extra = [r for r in live.settle_runs(since) if r["runId"] != ui[-1]["run_id"]]
+        ui[-1]["other_runs_launched"] = [describe_run(r, since) for r in extra]
+        print(f"UI build_graph, nothing changed: {ui[-1]['run_seconds']} s, {len(extra)} follow-up run(s)", flush=True)
+    return ui
+
+
+def ui_builds_after_edits(live: LiveMode, cli: CLI, repeat: int) -> list[dict]:
+    """The same work as graphrag-index after an edit: graph_automation paused, a sentence
+    appended, the source sensor's index_sources run waited for, then build_graph launched
+    through the webserver; automation is switched on again afterwards. graphrag-index does
+    the same work right after each, under the same load (dagster dev idle)."""
+    folder = live.input / "default"
+    ui_edit = []
+    for index in range(repeat):
+        live.set_sensor("graph_automation", False)
+        try:
+            since = time.time()
+            append(folder / EDITED_NAME, edit_sentence(f" (UI pass {index + 1})"))
+            live.wait_run("index_sources", since)
+            load = loadavg()
+            ui_edit.append(live.ui_build())
+            ui_edit[-1]["loadavg_before"] = load
+            _, present = snapshot_value(
+                live.database,
+                "SELECT count(*) FROM documents WHERE text LIKE ?",
+                [f"%Tobias Wren (UI pass {index + 1})%"],
+            )
+            ui_edit[-1]["edit_published"] = bool(present)
+        finally:
+            live.set_sensor("graph_automation", True)
+        extra = [
+            r
+            for r in live.settle_runs(since)
+            if r["runId"] != ui_edit[-1]["run_id"] and r["jobName"] != "index_sources"
+        ]
+        ui_edit[-1]["other_runs_launched"] = [describe_run(r, since) for r in extra]
+        print(
+            f"UI build_graph after an edit: {ui_edit[-1]['run_seconds']} s, {len(extra)} follow-up run(s)",
+            flush=True,
+        )
+        cli.run(f"edit {index + 1}, dagster dev running (idle)", edit=True)
+    return ui_edit
+
+
+def with_medians(how: str, runs: list[dict]) -> dict:
+    return {
+        "how": how,
+        "runs": runs,
+        "median_run_seconds": round(statistics.median(r["run_seconds"] for r in runs), 1),
+        "median_launch_to_done_s": round(statistics.median(r["launch_to_done_s"] for r in runs), 1),
+    }
+
+
+def live_session(live: LiveMode, cli: CLI, repeat: int, result: dict) -> None:
+    """Everything measured while dagster dev runs, into ``result``."""
+    result["first_index"] = first_index(live)
+    print(f"first publish {result['first_index']['to_published_s']} s after start", flush=True)
+    file_changes(live, result)
+    ui = ui_builds_unchanged(live, repeat)
+    ui_edit = ui_builds_after_edits(live, cli, repeat)
+    result["ui_build_graph"] = with_medians(
+        "DagsterGraphQLClient.submit_job_execution('build_graph', tags={'dagster/partition': 'default'}), "
+        "nothing changed since the last build",
+        ui,
+    )
+    result["ui_build_graph_after_edit"] = with_medians(
+        "graph_automation stopped, a sentence appended to one file, its index_sources run (source sensor) "
+        "waited for, "
+        "then build_graph for 'default' launched through GraphQL; graph_automation started again after it",
+        ui_edit,
+    )
+
+
+def add_run_phases(live: LiveMode, result: dict) -> None:
+    """Where each run's time went (queue, process start-up, steps), from the stopped instance."""
+    ui_runs = result["ui_build_graph"]["runs"] + result["ui_build_graph_after_edit"]["runs"]
+    timelines = [result["first_index"]["timeline"]] + [c["timeline"] for c in result["changes"].values()]
+    timelines += [[r] for r in ui_runs]
+    timelines += [r["other_runs_launched"] for r in ui_runs]
+    phases = run_phases(live.home, [run["run_id"] for timeline in timelines for run in timeline])
+    for timeline in timelines:
+        for run in timeline:
+            run.update(phases.get(run["run_id"], {}))
+
+
+def cli_build_graph(passes: list[dict]) -> dict:
+    alongside = [p for p in passes if "running" in p["pass"]]
+    alone = [p for p in passes if "stopped" in p["pass"]]
+    return {
+        "how": "graphrag-index on its own fresh copy of the corpus; a first index before dagster dev starts, "
+        "then passes "
+        "forced by "
+        "an edit (a sentence appended to one file): one right after each UI build after an edit (dagster dev "
+        "running, idle), "
+        "and more after dagster dev stopped",
+        "passes": passes,
+        "median_run_seconds": round(statistics.median(p["graph_run_seconds"] for p in alongside), 1),
+        "median_wall_s": round(statistics.median(p["wall_s"] for p in alongside), 1),
+        "dagster_dev_stopped_median_run_seconds": round(statistics.median(p["graph_run_seconds"] for p in alone), 1),
+        "dagster_dev_stopped_median_wall_s": round(statistics.median(p["wall_s"] for p in alone), 1),
+    }
+
+
+def ui_over_cli(result: dict) -> dict:
+    cli_run = result["cli_build_graph"]["median_run_seconds"]
+    return {
+        "same_work_after_an_edit": round(result["ui_build_graph_after_edit"]["median_run_seconds"] / cli_run, 2),
+        "ui_nothing_changed": round(result["ui_build_graph"]["median_run_seconds"] / cli_run, 2),
+        "launch_to_success_vs_whole_command": round(
+            result["ui_build_graph_after_edit"]["median_launch_to_done_s"] / result["cli_build_graph"]["median_wall_s"],
+            2,
+        ),
+        "vs_cli_with_dagster_dev_stopped": round(
+            result["ui_build_graph_after_edit"]["median_run_seconds"]
+            / result["cli_build_graph"]["dagster_dev_stopped_median_run_seconds"],
+            2,
+        ),
+        "target": 1.5,
+    }
+
+
+def main() -> int:
+    options = arguments()
+    work = work_folder(options.keep)
     port = options.port or free_port()
     result: dict = {
         "command": " ".join([".venv/bin/python", "bench/live_mode.py"] + sys.argv[1:]),
@@ -695,134 +908,7 @@ def main() -> int:
     cli.run("first index", edit=False)
     failure = None
     try:
-        started = live.start()
-        webserver = live.wait_webserver()
-        seen_at, pointer = live.wait_published(
-            "SELECT count(*) FROM documents", None, lambda n: (n or 0) > 0, started, "first index"
-        )
-        runs = live.settle_runs(started - 60)
-        result["first_index"] = {
-            "webserver_up_s": round(webserver - started, 1),
-            "to_published_s": round(seen_at - started, 1),
-            "published_at_s": round(published_epoch(pointer) - started, 1),
-            "runs": len(runs),
-            "timeline": [describe_run(r, started) for r in runs],
-        }
-        print(f"first publish {result['first_index']['to_published_s']} s after start", flush=True)
-
-        # README: "cp notes.txt sample_corpus/default/" then graphrag-sql shows it.
-        folder = live.input / "default"
-        changes = result["changes"] = {}
-        changes["add"] = live.change(
-            "add",
-            lambda: (folder / ADDED_NAME).write_text(ADDED_TEXT),
-            "SELECT count(*) FROM text_units WHERE corpus = 'default' AND text LIKE ?",
-            [f"%{ADDED_MARKER}%"],
-            lambda n: (n or 0) > 0,
-        )
-        readme_check = "SELECT count(*) AS text_units FROM text_units WHERE source_partition = 'default/notes.txt'"
-        readme_sql = subprocess.run(
-            [str(VENV_BIN / "graphrag-sql"), readme_check], cwd=REPO, env=live.env, capture_output=True, text=True
-        )
-        result["readme_graphrag_sql"] = {
-            "command": f'.venv/bin/graphrag-sql "{readme_check}"',
-            "exit_status": readme_sql.returncode,
-            "output": (readme_sql.stdout + readme_sql.stderr).strip().splitlines(),
-            "shows_added_file": readme_sql.returncode == 0
-            and any(word.isdigit() and int(word) > 0 for word in readme_sql.stdout.replace("│", " ").split()),
-        }
-        print(f"add -> published in {changes['add']['to_published_s']} s, {changes['add']['runs']} run(s)", flush=True)
-
-        marker = "Tobias Wren (live edit)"
-        changes["edit"] = live.change(
-            "edit",
-            lambda: append(folder / EDITED_NAME, edit_sentence(" (live edit)")),
-            "SELECT count(*) FROM text_units WHERE corpus = 'default' AND text LIKE ?",
-            [f"%{marker}%"],
-            lambda n: (n or 0) > 0,
-        )
-        print(
-            f"edit -> published in {changes['edit']['to_published_s']} s, {changes['edit']['runs']} run(s)", flush=True
-        )
-
-        key = f"default/{DELETED_NAME}"
-        changes["delete"] = live.change(
-            "delete",
-            lambda: (folder / DELETED_NAME).unlink(),
-            (
-                "SELECT (SELECT count(*) FROM documents WHERE source_partition = $1) + (SELECT count(*) FROM "
-                "text_units "
-                "WHERE source_partition = $1)"
-            ),
-            [key],
-            lambda n: n == 0,
-        )
-        print(
-            f"delete -> published in {changes['delete']['to_published_s']} s, {changes['delete']['runs']} run(s)",
-            flush=True,
-        )
-
-        # The UI path: build_graph for "default", launched through the webserver.
-        # (a) nothing changed since the last build: what clicking "Materialize" does;
-        ui = []
-        for _ in range(options.repeat):
-            since = time.time()
-            ui.append(live.ui_build())
-            extra = [r for r in live.settle_runs(since) if r["runId"] != ui[-1]["run_id"]]
-            ui[-1]["other_runs_launched"] = [describe_run(r, since) for r in extra]
-            print(
-                f"UI build_graph, nothing changed: {ui[-1]['run_seconds']} s, {len(extra)} follow-up run(s)", flush=True
-            )
-        # (b) the same work as graphrag-index after an edit: graph_automation paused, a sentence
-        # appended, the source sensor's index_sources run waited for, then build_graph
-        # launched through the webserver; automation is switched on again afterwards.
-        ui_edit = []
-        for index in range(options.repeat):
-            live.set_sensor("graph_automation", False)
-            try:
-                since = time.time()
-                append(folder / EDITED_NAME, edit_sentence(f" (UI pass {index + 1})"))
-                live.wait_run("index_sources", since)
-                load = loadavg()
-                ui_edit.append(live.ui_build())
-                ui_edit[-1]["loadavg_before"] = load
-                _, present = snapshot_value(
-                    live.database,
-                    "SELECT count(*) FROM documents WHERE text LIKE ?",
-                    [f"%Tobias Wren (UI pass {index + 1})%"],
-                )
-                ui_edit[-1]["edit_published"] = bool(present)
-            finally:
-                live.set_sensor("graph_automation", True)
-            extra = [
-                r
-                for r in live.settle_runs(since)
-                if r["runId"] != ui_edit[-1]["run_id"] and r["jobName"] != "index_sources"
-            ]
-            ui_edit[-1]["other_runs_launched"] = [describe_run(r, since) for r in extra]
-            print(
-                f"UI build_graph after an edit: {ui_edit[-1]['run_seconds']} s, {len(extra)} follow-up run(s)",
-                flush=True,
-            )
-            # The same work by graphrag-index, right after, under the same load (dagster dev idle).
-            cli.run(f"edit {index + 1}, dagster dev running (idle)", edit=True)
-        result["ui_build_graph"] = {
-            "how": (
-                "DagsterGraphQLClient.submit_job_execution('build_graph', tags={'dagster/partition': 'default'}), "
-                "nothing changed since the last build"
-            ),
-            "runs": ui,
-            "median_run_seconds": round(statistics.median(r["run_seconds"] for r in ui), 1),
-            "median_launch_to_done_s": round(statistics.median(r["launch_to_done_s"] for r in ui), 1),
-        }
-        result["ui_build_graph_after_edit"] = {
-            "how": "graph_automation stopped, a sentence appended to one file, its index_sources run (source sensor) "
-            "waited for, "
-            "then build_graph for 'default' launched through GraphQL; graph_automation started again after it",
-            "runs": ui_edit,
-            "median_run_seconds": round(statistics.median(r["run_seconds"] for r in ui_edit), 1),
-            "median_launch_to_done_s": round(statistics.median(r["launch_to_done_s"] for r in ui_edit), 1),
-        }
+        live_session(live, cli, options.repeat, result)
     except Bug as error:
         failure = str(error)
         result["bug"] = failure
@@ -841,17 +927,7 @@ def main() -> int:
             print(f"FAILED: {failure}\nlogs kept in {work}", file=sys.stderr)
     if failure:
         return 1
-
-    # Where each run's time went (queue, process start-up, steps), from the stopped instance.
-    timelines = [result["first_index"]["timeline"]] + [c["timeline"] for c in result["changes"].values()]
-    timelines += [[r] for r in result["ui_build_graph"]["runs"] + result["ui_build_graph_after_edit"]["runs"]]
-    timelines += [
-        r["other_runs_launched"] for r in result["ui_build_graph"]["runs"] + result["ui_build_graph_after_edit"]["runs"]
-    ]
-    phases = run_phases(live.home, [run["run_id"] for timeline in timelines for run in timeline])
-    for timeline in timelines:
-        for run in timeline:
-            run.update(phases.get(run["run_id"], {}))
+    add_run_phases(live, result)
 
     # The CLI again with dagster dev stopped (its daemon no longer shares the cores).
     try:
@@ -863,36 +939,8 @@ def main() -> int:
         write_json(options.out, result)
         print(f"FAILED: {error}\nlogs kept in {work}", file=sys.stderr)
         return 1
-    alongside = [p for p in passes if "running" in p["pass"]]
-    alone = [p for p in passes if "stopped" in p["pass"]]
-    result["cli_build_graph"] = {
-        "how": "graphrag-index on its own fresh copy of the corpus; a first index before dagster dev starts, "
-        "then passes "
-        "forced by "
-        "an edit (a sentence appended to one file): one right after each UI build after an edit (dagster dev "
-        "running, idle), "
-        "and more after dagster dev stopped",
-        "passes": passes,
-        "median_run_seconds": round(statistics.median(p["graph_run_seconds"] for p in alongside), 1),
-        "median_wall_s": round(statistics.median(p["wall_s"] for p in alongside), 1),
-        "dagster_dev_stopped_median_run_seconds": round(statistics.median(p["graph_run_seconds"] for p in alone), 1),
-        "dagster_dev_stopped_median_wall_s": round(statistics.median(p["wall_s"] for p in alone), 1),
-    }
-    cli_run = result["cli_build_graph"]["median_run_seconds"]
-    result["ui_over_cli"] = {
-        "same_work_after_an_edit": round(result["ui_build_graph_after_edit"]["median_run_seconds"] / cli_run, 2),
-        "ui_nothing_changed": round(result["ui_build_graph"]["median_run_seconds"] / cli_run, 2),
-        "launch_to_success_vs_whole_command": round(
-            result["ui_build_graph_after_edit"]["median_launch_to_done_s"] / result["cli_build_graph"]["median_wall_s"],
-            2,
-        ),
-        "vs_cli_with_dagster_dev_stopped": round(
-            result["ui_build_graph_after_edit"]["median_run_seconds"]
-            / result["cli_build_graph"]["dagster_dev_stopped_median_run_seconds"],
-            2,
-        ),
-        "target": 1.5,
-    }
+    result["cli_build_graph"] = cli_build_graph(passes)
+    result["ui_over_cli"] = ui_over_cli(result)
     result["loadavg_end"] = loadavg()
     write_json(options.out, result)
     print(table(result))

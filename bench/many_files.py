@@ -103,7 +103,7 @@ def run_index(args: list[str], env: dict) -> dict:
     """One ``graphrag-index`` pass: wall time, and its peak RSS from ``os.wait4`` (this
     process's, not the largest of every child so far)."""
     started = time.perf_counter()
-    command = [sys.executable, "-c", "import sys; from graphrag_assets.cli import main; sys.exit(main())", *args]
+    command = [sys.executable, "-c", "import sys; from graphrag_evaluation.cli import main; sys.exit(main())", *args]
     with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
         process = subprocess.Popen(command, cwd=REPO, env=env, stdout=stdout, stderr=stderr, text=True)
         _, status, usage = os.wait4(process.pid, 0)

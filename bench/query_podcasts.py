@@ -65,7 +65,7 @@ def _build_index(work: Path, corpus: str, files: int | None = None) -> dict:
     command = [
         sys.executable,
         "-m",
-        "graphrag_assets.cli",
+        "graphrag_evaluation.cli",
         "--input",
         str(source),
         "--corpus",
@@ -108,7 +108,7 @@ def _percentiles(samples: list[float]) -> dict:
     }
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -138,30 +138,31 @@ def main() -> None:
     options = parser.parse_args()
     if options.db and (options.keep or options.files):
         parser.error("--keep and --files build an index; they do not go with --db")
-    with open(options.questions, encoding="utf-8-sig") as handle:
-        questions = [row["question_text"] for row in csv.DictReader(handle)]
-    if options.limit:
-        questions = questions[: options.limit]
-    load_start = os.getloadavg()
-    work = None
+    return options
+
+
+def the_index(options: argparse.Namespace) -> tuple[Path, dict, Path | None]:
+    """The index asked (--db) or built now: its file, its build's record, the folder built in."""
     if options.db:
         database = Path(options.db)
         saved = database.parent / "index_run.json"  # written when this script built it
         index = (json.loads(saved.read_text()) if saved.exists() else {}) | {"database": options.db, "built": False}
-    else:
-        work = Path(options.keep) if options.keep else Path(tempfile.mkdtemp(prefix="graphrag-bench-"))
-        work.mkdir(parents=True, exist_ok=True)
-        index = _build_index(work, options.corpus, options.files) | {"built": True}
-        database = Path(index["database"])
+        return database, index, None
+    work = Path(options.keep) if options.keep else Path(tempfile.mkdtemp(prefix="graphrag-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    index = _build_index(work, options.corpus, options.files) | {"built": True}
+    return Path(index["database"]), index, work
 
-    reader = IndexReader(str(database), corpus=options.corpus).load()
+
+def timed_modes(reader: IndexReader, questions: list[str]) -> tuple[dict[str, list[float]], dict[str, list]]:
+    """Each question's local and basic context building and global search (static and
+    dynamic), timed: (seconds per mode, global's results per mode)."""
     # Warm-up, not timed: the first call of each mode builds the reader's memos (BM25 over
     # reports, report sentences, the mention graph's walk structures).
     build_basic_context(questions[0], reader, BasicSettings())
     build_local_context(questions[0], reader, LocalSettings())
     for dynamic in (False, True):
         global_search(questions[0], reader=reader, use_llm=False, dynamic=dynamic)
-    reports = reader.table("community_reports")
     timings: dict[str, list[float]] = {"local": [], "basic": [], "global": [], "global_dynamic": []}
     answers: dict[str, list] = {"global": [], "global_dynamic": []}
     for question in questions:
@@ -178,29 +179,42 @@ def main() -> None:
             result = global_search(question, reader=reader, use_llm=False, dynamic=dynamic)
             timings[mode].append(time.perf_counter() - started)
             answers[mode].append(result)
+    return timings, answers
 
-    def global_figures(results: list) -> dict:
-        details = [r.details for r in results]
-        figures = {
-            "reports_read_mean": round(statistics.mean(d["reports_read"] for d in details), 1),
-            "no_data_answers": sum(r.answer == NO_DATA_ANSWER for r in results),
-            "sources_in_reduce_context_mean": round(statistics.mean(r.context["sources"].height for r in results), 1),
-            "reduce_tokens_mean": round(statistics.mean(d["reduce_tokens"] for d in details)),
-            "context_tokens_mean": round(statistics.mean(r.usage.context_tokens for r in results)),
-            "reports_at_level": details[0]["reports_at_level"],
-            "no_data_questions": [i for i, r in enumerate(results, 1) if r.answer == NO_DATA_ANSWER],
+
+def global_figures(results: list) -> dict:
+    details = [r.details for r in results]
+    figures = {
+        "reports_read_mean": round(statistics.mean(d["reports_read"] for d in details), 1),
+        "no_data_answers": sum(r.answer == NO_DATA_ANSWER for r in results),
+        "sources_in_reduce_context_mean": round(statistics.mean(r.context["sources"].height for r in results), 1),
+        "reduce_tokens_mean": round(statistics.mean(d["reduce_tokens"] for d in details)),
+        "context_tokens_mean": round(statistics.mean(r.usage.context_tokens for r in results)),
+        "reports_at_level": details[0]["reports_at_level"],
+        "no_data_questions": [i for i, r in enumerate(results, 1) if r.answer == NO_DATA_ANSWER],
+    }
+    if "reports_selected" in details[0]:
+        selected = [d["reports_selected"] for d in details]
+        figures |= {
+            "reports_selected_mean": round(statistics.mean(selected), 1),
+            "reports_selected_median": statistics.median(selected),
+            "reports_selected_min": min(selected),
+            "reports_selected_max": max(selected),
+            "questions_with_under_4_selected": sum(n < 4 for n in selected),
         }
-        if "reports_selected" in details[0]:
-            selected = [d["reports_selected"] for d in details]
-            figures |= {
-                "reports_selected_mean": round(statistics.mean(selected), 1),
-                "reports_selected_median": statistics.median(selected),
-                "reports_selected_min": min(selected),
-                "reports_selected_max": max(selected),
-                "questions_with_under_4_selected": sum(n < 4 for n in selected),
-            }
-        return figures
+    return figures
 
+
+def main() -> None:
+    options = arguments()
+    with open(options.questions, encoding="utf-8-sig") as handle:
+        questions = [row["question_text"] for row in csv.DictReader(handle)]
+    if options.limit:
+        questions = questions[: options.limit]
+    load_start = os.getloadavg()
+    database, index, work = the_index(options)
+    reader = IndexReader(str(database), corpus=options.corpus).load()
+    timings, answers = timed_modes(reader, questions)
     result = {
         "command": shlex.join([Path(sys.executable).name, *sys.argv]),
         "date": time.strftime("%Y-%m-%d"),
@@ -213,7 +227,7 @@ def main() -> None:
         "index": index,
         "database": str(database),
         "questions": len(questions),
-        "reports_total": reports.height,
+        "reports_total": reader.table("community_reports").height,
         "context_building": {mode: _percentiles(samples) for mode, samples in timings.items()},
         "global": {mode: global_figures(results) for mode, results in answers.items()},
     }

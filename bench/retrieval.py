@@ -214,7 +214,7 @@ def build_index(work: Path, passages_file: Path, env_extra: dict[str, str], corp
     command = [
         sys.executable,
         "-m",
-        "graphrag_assets.cli",
+        "graphrag_evaluation.cli",
         "--input",
         str(work / "input"),
         "--corpus",
@@ -301,30 +301,57 @@ class Modes:
         return distinct(result.context["sources"]["document_id"].to_list())
 
 
+class Tallies:
+    """What ``run_modes`` collects, per mode and budget: the gold passages present, the
+    context tokens and seconds (``runs``); for questions with expected answers, whether
+    the answer holds one (anywhere, or in its stated "Answer:" lines) or is the no-data
+    answer (``answered``); calls whose context has no sources; per question its details
+    and the basic ranking's titles; local's answer hits at the detail budget."""
+
+    def __init__(self, budgets, modes):
+        self.runs = {m: {b: {"present": [], "tokens": [], "seconds": []} for b in budgets} for m in modes}
+        self.answered = {m: {b: {"contains": [], "stated": [], "refused": []} for b in budgets} for m in modes}
+        self.no_sources: dict[str, int] = {m: 0 for m in modes}
+        self.per_question: list[dict] = []
+        self.rankings: list[list] = []
+        self.answer_hits: list[list[bool]] = []
+
+
 def run_modes(reader, questions: list[dict], budgets=BUDGETS, modes=MODES, progress=print) -> dict:
     """Every mode at every budget for every question: the figures, and per question the gold
     passages present at 4k (or the middle budget) and the mode auto chose."""
+    modes_api = Modes(reader)
+    detail_budget = 4000 if 4000 in budgets else budgets[len(budgets) // 2]
+    tallies = ask_every_mode(reader, modes_api, questions, budgets, modes, detail_budget, progress)
+    figures = mode_figures(tallies, questions, budgets, modes, detail_budget)
+    chosen: dict[str, int] = {}
+    for detail in tallies.per_question:
+        if "auto_method" in detail:
+            chosen[detail["auto_method"]] = chosen.get(detail["auto_method"], 0) + 1
+    return {
+        "figures": figures,
+        "budget_argument": {m: modes_api.budget_argument[m] for m in modes},
+        "modes_without_budget": [m for m in modes if modes_api.budget_argument[m] is None],
+        "modes_budget_on_reduce_only": [m for m in modes if modes_api.budget_argument[m] == "reduce_budget"],
+        "calls_without_sources": {m: n for m, n in tallies.no_sources.items() if n},
+        "auto_methods": chosen,
+        "per_question": tallies.per_question,
+    }
+
+
+def ask_every_mode(reader, modes_api, questions, budgets, modes, detail_budget, progress) -> Tallies:
     from graphrag_query.result import NO_DATA_ANSWER
 
     units = reader.table("text_units").select("id", "document_id")
     documents = reader.table("documents").select("id", "title")
     unit_document = dict(zip(units["id"].to_list(), units["document_id"].to_list()))
     title_of = dict(zip(documents["id"].to_list(), documents["title"].to_list()))
-    modes_api = Modes(reader)
-    detail_budget = 4000 if 4000 in budgets else budgets[len(budgets) // 2]
-
-    runs = {m: {b: {"present": [], "tokens": [], "seconds": []} for b in budgets} for m in modes}
-    # Questions with expected answers (bench/answers.py adds them): the answer holds one
-    # (anywhere, or in its stated "Answer:" lines), or is the no-data answer.
-    answered = {m: {b: {"contains": [], "stated": [], "refused": []} for b in budgets} for m in modes}
-    no_sources: dict[str, int] = {m: 0 for m in modes}
-    per_question, rankings = [], []
-    answer_hits = []  # local at the detail budget: gold title in the extractive answer
+    tallies = Tallies(budgets, modes)
     started = time.perf_counter()
     for number, question in enumerate(questions, 1):
         text, gold = question["question"], question["gold_titles"]
         detail = {"id": question["id"], "question": text, "gold_titles": gold, "present_4k": {}}
-        rankings.append([title_of.get(d) for d in modes_api.ranking(text)])
+        tallies.rankings.append([title_of.get(d) for d in modes_api.ranking(text)])
         for mode in modes:
             # Without a budget the call does not depend on B: run once, count it at each B.
             once = None
@@ -334,39 +361,49 @@ def run_modes(reader, questions: list[dict], budgets=BUDGETS, modes=MODES, progr
                 result, seconds = once
                 documents_in = context_documents(result, unit_document)
                 if documents_in is None:
-                    no_sources[mode] += 1
+                    tallies.no_sources[mode] += 1
                     titles = set()
                 else:
                     titles = {title_of.get(d) for d in documents_in}
                 present = gold_present(Question(question["id"], text, gold_titles=tuple(gold)), [], titles)
-                run = runs[mode][budget]
+                run = tallies.runs[mode][budget]
                 run["present"].append(present)
                 if question.get("answers"):
-                    measured = answered[mode][budget]
+                    measured = tallies.answered[mode][budget]
                     measured["contains"].append(contains_answer(result.answer, question["answers"]))
                     measured["stated"].append(contains_answer(stated_lines(result.answer), question["answers"]))
                     measured["refused"].append(result.answer == NO_DATA_ANSWER)
                 run["tokens"].append(result.usage.context_tokens)
                 run["seconds"].append(seconds)
                 if budget == detail_budget:
-                    detail["present_4k"][mode] = present
-                    if mode == "auto":
-                        detail["auto_method"] = result.method
-                        detail["auto_route_reason"] = result.route_reason
-                    if mode == "local":
-                        answer = (result.answer or "").casefold()
-                        hits = [g.casefold() in answer for g in gold]
-                        answer_hits.append(hits)
-                        detail["gold_title_in_local_answer"] = hits
-        per_question.append(detail)
+                    record_detail(detail, tallies, mode, result, present, gold)
+        tallies.per_question.append(detail)
         if progress and (number % 10 == 0 or number == len(questions)):
             progress(f"  {number}/{len(questions)} questions, {time.perf_counter() - started:.0f} s")
+    return tallies
 
-    golds = [q["gold_titles"] for q in questions]
+
+def record_detail(detail: dict, tallies: Tallies, mode: str, result, present, gold: list[str]) -> None:
+    """A question's details at the detail budget: the gold passages present, the mode auto
+    chose and why, the gold titles in local's answer."""
+    detail["present_4k"][mode] = present
+    if mode == "auto":
+        detail["auto_method"] = result.method
+        detail["auto_route_reason"] = result.route_reason
+    if mode == "local":
+        answer = (result.answer or "").casefold()
+        hits = [g.casefold() in answer for g in gold]
+        tallies.answer_hits.append(hits)
+        detail["gold_title_in_local_answer"] = hits
+
+
+def mode_figures(tallies: Tallies, questions: list[dict], budgets, modes, detail_budget: int) -> dict:
+    """Per mode and budget the presence figures and the answers' rates; basic's recall of
+    its ranking; local's gold titles in the answer."""
     figures = {
         m: {
             "budgets": {
-                str(b): presence_figures(**{k: runs[m][b][k] for k in ("present", "tokens", "seconds")})
+                str(b): presence_figures(**{k: tallies.runs[m][b][k] for k in ("present", "tokens", "seconds")})
                 for b in budgets
             }
         }
@@ -374,16 +411,17 @@ def run_modes(reader, questions: list[dict], budgets=BUDGETS, modes=MODES, progr
     }
     for m in modes:
         for b in budgets:
-            measured = answered[m][b]
+            measured = tallies.answered[m][b]
             if measured["contains"]:
                 figures[m]["budgets"][str(b)] |= {
                     "answer_questions": len(measured["contains"]),
                     **{name: sum(values) / len(values) for name, values in measured.items()},
                 }
     if "basic" in figures:
-        figures["basic"] |= recall_figures(rankings, golds)
-        for detail, ranked in zip(per_question, rankings):
+        figures["basic"] |= recall_figures(tallies.rankings, [q["gold_titles"] for q in questions])
+        for detail, ranked in zip(tallies.per_question, tallies.rankings):
             detail["basic_top8"] = ranked[:8]
+    answer_hits = tallies.answer_hits
     if "local" in figures and answer_hits:
         flat = [h for row in answer_hits for h in row]
         figures["local"]["gold_title_in_answer"] = {
@@ -391,19 +429,7 @@ def run_modes(reader, questions: list[dict], budgets=BUDGETS, modes=MODES, progr
             "gold_titles": sum(flat) / len(flat),
             "questions_all_titles": sum(all(r) for r in answer_hits) / len(answer_hits),
         }
-    chosen: dict[str, int] = {}
-    for detail in per_question:
-        if "auto_method" in detail:
-            chosen[detail["auto_method"]] = chosen.get(detail["auto_method"], 0) + 1
-    return {
-        "figures": figures,
-        "budget_argument": {m: modes_api.budget_argument[m] for m in modes},
-        "modes_without_budget": [m for m in modes if modes_api.budget_argument[m] is None],
-        "modes_budget_on_reduce_only": [m for m in modes if modes_api.budget_argument[m] == "reduce_budget"],
-        "calls_without_sources": {m: n for m, n in no_sources.items() if n},
-        "auto_methods": chosen,
-        "per_question": per_question,
-    }
+    return figures
 
 
 # ---------------------------------------------------------------- report
@@ -474,7 +500,9 @@ def git_state() -> dict:
         # The packages measured: the checkout (with its uncommitted changes listed), or
         # another copy put first on PYTHONPATH (e.g. `git archive HEAD` of a clean tree).
         "code": str(code),
-        "modified_code": git("status", "--porcelain", "--", "graphrag_assets", "graphrag_query").splitlines()
+        "modified_code": git(
+            "status", "--porcelain", "--", "graphrag_assets", "graphrag_query", "graphrag_evaluation"
+        ).splitlines()
         if code == REPO
         else None,
     }
@@ -483,7 +511,8 @@ def git_state() -> dict:
 # ---------------------------------------------------------------- main
 
 
-def main(argv: list[str] | None = None) -> None:
+def arguments(argv: list[str] | None) -> tuple[argparse.Namespace, dict[str, str]]:
+    """The options and the settings given with --env."""
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -518,6 +547,88 @@ def main(argv: list[str] | None = None) -> None:
         extra[key] = value
     if options.reuse and not options.keep:
         parser.error("--reuse needs --keep DIR")
+    return options, extra
+
+
+def indexed(work: Path, passages_file: Path, passages: list[dict], extra: dict, reuse: bool) -> dict:
+    """The index in ``work``: the one already there with ``reuse``, else built now; its run's figures."""
+    if reuse and (work / "index.duckdb").exists():
+        print(f"reusing the index in {work}")
+        saved = work / "index_run.json"
+        index = json.loads(saved.read_text()) if saved.exists() else {}
+        index["reused"] = True
+        if index.get("env", extra) != extra:
+            print(f"warning: the index was built with --env {index.get('env')}, not {extra}", file=sys.stderr)
+        return index
+    print(f"indexing {passages_file} ({len(passages)} passages) into {work} ...", flush=True)
+    index = build_index(work, passages_file, extra)
+    index["reused"] = False
+    print(f"  {index['wall_seconds']} s, peak RSS {index['peak_rss_mib']} MiB: {index['summary']}", flush=True)
+    return index
+
+
+def measured(options, passages_file: Path, passages: list[dict], questions: list[dict], extra: dict):
+    """Index the passages (or reuse the index), then BM25 and every mode: (index, bm25, modes)."""
+    work = Path(options.keep) if options.keep else Path(tempfile.mkdtemp(prefix="graphrag-bench-2wiki-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        index = indexed(work, passages_file, passages, extra, options.reuse)
+
+        from graphrag_query import IndexReader
+
+        reader = IndexReader(database=str(work / "index.duckdb"), corpus=CORPUS).load()
+        index["rows"] = row_counts(reader)
+        print(f"BM25 over {len(passages)} passages ...", flush=True)
+        bm25 = run_bm25(passages, questions)
+        print(f"{len(questions)} questions x {len(MODES)} modes x budgets {BUDGETS} ...", flush=True)
+        modes = run_modes(reader, questions)
+    finally:
+        if not options.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    bm25_per_question = bm25.pop("per_question")
+    for detail, extra_bm25 in zip(modes["per_question"], bm25_per_question):
+        detail["bm25_top8"] = extra_bm25["top8"]
+        detail["present_4k"]["bm25"] = extra_bm25["present_4k"]
+    return index, bm25, modes
+
+
+FIGURE_DEFINITIONS = {  # what each figure of the result means
+    "recall": (
+        "gold passages among the first k distinct documents of the ranking, averaged per "
+        "question (recall_micro: "
+        "over all gold passages)"
+    ),
+    "gold_present": (
+        "share of all gold passages (micro) with a text unit of their document in result.context['sources']"
+    ),
+    "all_gold_present": "share of questions with every gold passage present",
+    "gold_title_in_answer": (
+        "local at 4k: gold titles found (case-insensitive) in the extractive answer; a crude proxy"
+    ),
+    "bm25": (
+        f"bm25s, English stop words, 'title text' per passage; ranked top {BM25_DEPTH} packed as 'title: text' "
+        f"lines until the budget is full"
+    ),
+}
+
+
+def print_summary(table: str, bm25: dict, modes: dict, out: Path) -> None:
+    print()
+    print(table)
+    local_answer = modes["figures"].get("local", {}).get("gold_title_in_answer")
+    if local_answer:
+        print(
+            f"\ngold title in answer (local @4k, extractive): {_pct(local_answer['gold_titles'])} % of gold "
+            f"titles, "
+            f"all titles for {_pct(local_answer['questions_all_titles'])} % of questions"
+        )
+    print(f"auto chose: {modes['auto_methods']}")
+    print(f"BM25 recall@20 {_pct(bm25['recall']['20'])} %, all evidence@8 {_pct(bm25['all_evidence']['8'])} %")
+    print(f"written to {out}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    options, extra = arguments(argv)
     out = (
         Path(options.out)
         if options.out
@@ -537,40 +648,7 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.update(extra)
     state = git_state()
     load_start = os.getloadavg()  # latencies are wall times: other work on the machine shows in them
-
-    work = Path(options.keep) if options.keep else Path(tempfile.mkdtemp(prefix="graphrag-bench-2wiki-"))
-    work.mkdir(parents=True, exist_ok=True)
-    database = work / "index.duckdb"
-    try:
-        if options.reuse and database.exists():
-            print(f"reusing the index in {work}")
-            saved = work / "index_run.json"
-            index = json.loads(saved.read_text()) if saved.exists() else {}
-            index["reused"] = True
-            if index.get("env", extra) != extra:
-                print(f"warning: the index was built with --env {index.get('env')}, not {extra}", file=sys.stderr)
-        else:
-            print(f"indexing {passages_file} ({len(passages)} passages) into {work} ...", flush=True)
-            index = build_index(work, passages_file, extra)
-            index["reused"] = False
-            print(f"  {index['wall_seconds']} s, peak RSS {index['peak_rss_mib']} MiB: {index['summary']}", flush=True)
-
-        from graphrag_query import IndexReader
-
-        reader = IndexReader(database=str(database), corpus=CORPUS).load()
-        index["rows"] = row_counts(reader)
-        print(f"BM25 over {len(passages)} passages ...", flush=True)
-        bm25 = run_bm25(passages, questions)
-        print(f"{len(questions)} questions x {len(MODES)} modes x budgets {BUDGETS} ...", flush=True)
-        modes = run_modes(reader, questions)
-    finally:
-        if not options.keep:
-            shutil.rmtree(work, ignore_errors=True)
-
-    bm25_per_question = bm25.pop("per_question")
-    for detail, extra_bm25 in zip(modes["per_question"], bm25_per_question):
-        detail["bm25_top8"] = extra_bm25["top8"]
-        detail["present_4k"]["bm25"] = extra_bm25["present_4k"]
+    index, bm25, modes = measured(options, passages_file, passages, questions, extra)
     table = markdown_table(bm25, modes)
     result = {
         "benchmark": "2wiki-101 retrieval",
@@ -599,40 +677,12 @@ def main(argv: list[str] | None = None) -> None:
         "modes_budget_on_reduce_only": modes["modes_budget_on_reduce_only"],
         "calls_without_sources": modes["calls_without_sources"],
         "auto_methods": modes["auto_methods"],
-        "definitions": {
-            "recall": (
-                "gold passages among the first k distinct documents of the ranking, averaged per "
-                "question (recall_micro: "
-                "over all gold passages)"
-            ),
-            "gold_present": (
-                "share of all gold passages (micro) with a text unit of their document in result.context['sources']"
-            ),
-            "all_gold_present": "share of questions with every gold passage present",
-            "gold_title_in_answer": (
-                "local at 4k: gold titles found (case-insensitive) in the extractive answer; a crude proxy"
-            ),
-            "bm25": (
-                f"bm25s, English stop words, 'title text' per passage; ranked top {BM25_DEPTH} packed as 'title: text' "
-                f"lines until the budget is full"
-            ),
-        },
+        "definitions": FIGURE_DEFINITIONS,
         "table_markdown": table,
         "per_question": modes["per_question"],
     }
     write_json(out, result)
-    print()
-    print(table)
-    local_answer = modes["figures"].get("local", {}).get("gold_title_in_answer")
-    if local_answer:
-        print(
-            f"\ngold title in answer (local @4k, extractive): {_pct(local_answer['gold_titles'])} % of gold "
-            f"titles, "
-            f"all titles for {_pct(local_answer['questions_all_titles'])} % of questions"
-        )
-    print(f"auto chose: {modes['auto_methods']}")
-    print(f"BM25 recall@20 {_pct(bm25['recall']['20'])} %, all evidence@8 {_pct(bm25['all_evidence']['8'])} %")
-    print(f"written to {out}")
+    print_summary(table, bm25, modes, out)
 
 
 if __name__ == "__main__":

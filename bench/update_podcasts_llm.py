@@ -89,7 +89,7 @@ def main() -> None:
         command = [
             sys.executable,
             "-m",
-            "graphrag_assets.cli",
+            "graphrag_evaluation.cli",
             "--input",
             str(work / "input"),
             "--db",

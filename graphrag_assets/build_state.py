@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from .configuration import value_of
+from .core.evaluation import Comparison, build_id, compare
 from .fingerprints import (
     KEEPS_EARLIER_WORK,
     STAGES,
@@ -182,3 +184,38 @@ def failed_llm_calls(store: IndexStore, corpora: set[str]) -> dict[str, int]:
         [sorted(corpora)],
     )
     return dict(rows.iter_rows())
+
+
+@dataclass(frozen=True)
+class Verdict:
+    previous_build: str
+    comparison: Comparison
+
+
+def against_published_build(store: IndexStore, settings: IndexSettings, corpus: str) -> Verdict | None:
+    """The corpus's last build (``corpus_builds``) against the build readers have now (the
+    published one; before any is, the last evaluated one before it); None when either has
+    no evaluation. The evaluations step checks with it, and published_index decides with
+    it whether a build that answers worse may be published."""
+    build = last_build(store, corpus)
+    if build is None:
+        return None
+    built_at = build["built_at"]
+    current = store.read("SELECT * FROM evaluations WHERE build_id = ?", [build_id(corpus, built_at)])
+    published = published_builds(settings.location()).get(corpus)
+    if current.is_empty():
+        return None
+    if published is not None and build_id(corpus, published) != build_id(corpus, built_at):
+        previous = build_id(corpus, published)
+    else:
+        earlier = store.read(
+            "SELECT build_id FROM evaluations WHERE corpus = ? AND built_at < ? ORDER BY built_at DESC LIMIT 1",
+            [corpus, built_at],
+        )
+        if earlier.is_empty():
+            return None
+        previous = earlier["build_id"][0]
+    before = store.read("SELECT * FROM evaluations WHERE build_id = ?", [previous])
+    if before.is_empty():
+        return None
+    return Verdict(previous, compare(before, current, value_of("GRAPHRAG_EVAL_MAX_DROP")))

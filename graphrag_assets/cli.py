@@ -1,5 +1,8 @@
 """``graphrag-index``: run the Dagster asset graph headless, in process, against the
-current DAGSTER_HOME (runs show up in the UI's history), then print a summary."""
+current DAGSTER_HOME (runs show up in the UI's history), then print a summary. The command
+is started by the code location (``graphrag_evaluation.cli``), which gives it the
+definitions to run: the indexer's assets with the evaluation of each build, whose query
+side the indexer does not import."""
 
 from __future__ import annotations
 
@@ -12,7 +15,27 @@ import shutil
 import signal
 import sys
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dagster import Definitions, JobDefinition
+
+    from .settings import IndexSettings
+
+
+@dataclass(frozen=True)
+class CodeLocation:
+    """What the runs of a pass are made of. ``definitions``: the job definitions for the
+    settings, built only when there is work to launch (their imports take seconds);
+    ``graph_job``: a module-level function building the graph job from the settings in the
+    environment, which each step's process calls when a corpus is built in several
+    (``indexing.run_index``)."""
+
+    definitions: Callable[[IndexSettings], Definitions]
+    graph_job: Callable[[], JobDefinition]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -118,11 +141,9 @@ def _show_settings(args: argparse.Namespace, given: dict[str, str | None]) -> st
     return effective_table(resolve(INDEX_SETTINGS, given=given) + resolve(others))
 
 
-def _job_definitions(settings, started):
-    # Imported only when runs are launched (a no-change pass needs none of it).
-    from .defs.build import build_definitions
-
-    definitions = build_definitions(settings)
+def _job_definitions(settings, started, code_location: CodeLocation):
+    # Built only when runs are launched (a no-change pass needs none of their imports).
+    definitions = code_location.definitions(settings)
     started()
     return definitions
 
@@ -220,13 +241,14 @@ def _stop(number: int, terminal: int) -> None:
     os._exit(128 + number)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``graphrag-index``; ``argv`` None means the command line of this process."""
+def main(argv: list[str] | None, code_location: CodeLocation) -> int:
+    """``graphrag-index`` running the code location's jobs; ``argv`` None means the command
+    line of this process."""
     if argv is None:
         _stop_at_once_on_signals()
     started = _collector_for_a_command(argv is None)
     try:
-        return _main(argv, started)
+        return _main(argv, started, code_location)
     finally:
         if argv is None:
             gc.freeze()  # what the run left: the interpreter's exit need not trace it either
@@ -257,7 +279,7 @@ def _quiet_dagster_warnings() -> None:
     warnings.filterwarnings("ignore", category=PreviewWarning)
 
 
-def _main(argv: list[str] | None, started) -> int:
+def _main(argv: list[str] | None, started, code_location: CodeLocation) -> int:
     args = _arguments(argv)
     # Imported after argument parsing so that --help is instant.
     _quiet_dagster_warnings()
@@ -283,7 +305,7 @@ def _main(argv: list[str] | None, started) -> int:
         f"graphrag-index: input {settings.input_dir} -> {location.describe()} (vectors "
         f"{settings.vectors}); DAGSTER_HOME={home}"
     )
-    return _index(args, settings, llm, home, started)
+    return _index(args, settings, llm, home, started, code_location)
 
 
 def _repair_from_snapshot(settings) -> int:
@@ -302,7 +324,7 @@ def _repair_from_snapshot(settings) -> int:
     return 0
 
 
-def _index(args: argparse.Namespace, settings, llm, home: Path, started) -> int:
+def _index(args: argparse.Namespace, settings, llm, home: Path, started, code_location: CodeLocation) -> int:
     """Run the pass and print its report, or explain the failure that stopped it (a bad
     input, an unconfirmed deletion, a full disk, a damaged or locked index); the exit code."""
     import sqlite3
@@ -325,7 +347,7 @@ def _index(args: argparse.Namespace, settings, llm, home: Path, started) -> int:
             if args.dry_run:
                 _print_dry_run(args, settings, llm, instance)
                 return 0
-            report = _run_pass(args, settings, instance, started)
+            report = _run_pass(args, settings, instance, started, code_location)
     except (InputError, BackendUnavailable, ValueError) as error:
         print(f"graphrag-index: {error}", file=sys.stderr)
         return 2
@@ -447,17 +469,26 @@ def _print_model_calls(estimate, llm) -> None:
         )
 
 
-def _run_pass(args: argparse.Namespace, settings, instance, started):
+def _run_pass(args: argparse.Namespace, settings, instance, started, code_location: CodeLocation):
     """Run the pass asked for (a removal, a restore, or indexing) and return its report."""
     from .indexing import remove_corpus, restore, run_index
 
-    definitions = lambda: _job_definitions(settings, started)  # noqa: E731
+    definitions = lambda: _job_definitions(settings, started, code_location)  # noqa: E731
     level = "DEBUG" if args.verbose else "CRITICAL"
     confirm = _confirmation(args.yes)
+    graph_job = code_location.graph_job
     if args.remove_corpus:
-        return remove_corpus(settings, instance, definitions, args.remove_corpus, confirm, dagster_log_level=level)
+        return remove_corpus(
+            settings,
+            instance,
+            definitions,
+            args.remove_corpus,
+            confirm,
+            dagster_log_level=level,
+            graph_job=graph_job,
+        )
     if args.restore:
-        return restore(settings, instance, definitions, dagster_log_level=level)
+        return restore(settings, instance, definitions, dagster_log_level=level, graph_job=graph_job)
     return run_index(
         settings,
         instance,
@@ -466,6 +497,7 @@ def _run_pass(args: argparse.Namespace, settings, instance, started):
         rebuild=args.rebuild,
         prune=args.prune,
         confirm=confirm,
+        graph_job=graph_job,
     )
 
 
@@ -510,7 +542,3 @@ def _print_report(report, settings, llm) -> int:
     if report.failed_runs or report.failed_calls:
         return 1
     return 2 if report.source_errors else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
-from dagster import AssetKey, AssetMaterialization, DagsterInstance, Definitions
+from dagster import AssetKey, AssetMaterialization, DagsterInstance, Definitions, JobDefinition
 
 from .build_state import CorpusWork, corpus_work, failed_llm_calls, recorded_fingerprints
 from .core.inputs import corpus_folders, corpus_of_partition, discover_sources
@@ -416,9 +416,12 @@ def run_index(
     rebuild: str | None = None,
     prune: bool = False,
     confirm: Callable[[Deletion], bool] = refuse,
+    graph_job: Callable[[], JobDefinition] | None = None,
 ) -> IndexReport:
     """``definitions`` builds the job definitions, only when there is work to launch (their
-    imports take seconds). ``rebuild``: a stage (``fingerprints.STAGES``) to redo for every
+    imports take seconds); ``graph_job``, for a corpus with text for several shards, the
+    same graph job in each step's process (``_run_in_processes``; without it the graph runs
+    in this process). ``rebuild``: a stage (``fingerprints.STAGES``) to redo for every
     source of the corpora, with every stage after it. ``prune``: also delete every source
     and corpus this input does not hold. A deletion larger than ``source_diff`` allows
     unasked goes ahead only if ``confirm`` says so (else DeletionNotConfirmed, nothing
@@ -446,7 +449,7 @@ def run_index(
     # With nothing to do the instance is not touched again: a dead run's pool slot is freed
     # by the next pass that launches a run, the only one it could block.
     if plan.pending or plan.deleted or corpus_work(store, settings, corpora, rebuild):
-        _launch_runs(settings, instance, definitions, plan, corpora, report, dagster_log_level, rebuild, log)
+        _launch_runs(settings, instance, definitions, plan, corpora, report, dagster_log_level, rebuild, log, graph_job)
     return _summed_up(settings, report, corpora, started)
 
 
@@ -496,10 +499,11 @@ def remove_corpus(
     confirm: Callable[[Deletion], bool] = refuse,
     log: Callable[[str], None] = print,
     dagster_log_level: str = "WARNING",
+    graph_job: Callable[[], JobDefinition] | None = None,
 ) -> IndexReport:
     """Delete every source of ``corpus`` and publish the index without it, whatever the
     input folder holds; asks ``confirm`` first, always (ValueError naming the corpora
-    there are when it has none)."""
+    there are when it has none). ``graph_job``: as for ``run_index``."""
     started = time.perf_counter()
     store = settings.store()
     with store:
@@ -521,7 +525,9 @@ def remove_corpus(
     if not confirm(deletion):
         raise DeletionNotConfirmed(deletion)
     report = IndexReport(SourcePlan(deleted=keys))
-    _launch_runs(settings, instance, definitions, report.plan, {corpus}, report, dagster_log_level, None, log)
+    _launch_runs(
+        settings, instance, definitions, report.plan, {corpus}, report, dagster_log_level, None, log, graph_job
+    )
     return _summed_up(settings, report, {corpus}, started)
 
 
@@ -531,12 +537,13 @@ def restore(
     definitions: Callable[[], Definitions],
     log: Callable[[str], None] = print,
     dagster_log_level: str = "WARNING",
+    graph_job: Callable[[], JobDefinition] | None = None,
 ) -> IndexReport:
     """Bring back the sources the latest deleting pass removed, as the snapshot published
     before it held them, and rebuild their corpora (extraction answers come from the LLM
     cache). Restored sources have no file: no pass deletes them again but ``--prune`` and
     ``--remove-corpus``. Sources indexed again since are left as they are now. ValueError
-    when there is no restore point."""
+    when there is no restore point. ``graph_job``: as for ``run_index``."""
     started = time.perf_counter()
     location = settings.location()
     points = restore_points(location)
@@ -565,7 +572,15 @@ def restore(
         release_dead_runs(instance, log)
         builds = sorted(corpus_work(store, settings, corpora).items())
         _build_graphs(
-            instance, definitions(), builds, _run_config(dagster_log_level), _launcher_tags(), report, log, settings
+            instance,
+            definitions(),
+            builds,
+            _run_config(dagster_log_level),
+            _launcher_tags(),
+            report,
+            log,
+            settings,
+            graph_job,
         )
     if not report.failed_runs:
         save_restore_points(location, points[:-1])
@@ -631,6 +646,7 @@ def _launch_runs(
     dagster_log_level: str,
     rebuild: str | None,
     log: Callable[[str], None],
+    graph_job: Callable[[], JobDefinition] | None,
 ) -> None:
     """Keep a restore point, retract deleted sources, register new partitions (one call),
     run the pending source partitions, then build every corpus that is not done; the runs
@@ -673,7 +689,7 @@ def _launch_runs(
             report.count_llm_usage(*llm_usage_of(result))
 
     builds = sorted(corpus_work(store, settings, corpora, rebuild).items())
-    _build_graphs(instance, defs, builds, run_config, launcher, report, log, settings)
+    _build_graphs(instance, defs, builds, run_config, launcher, report, log, settings, graph_job)
     if plan.deleted:
         _forget_emptied_corpora(settings, instance, {corpus_of_partition(key) for key in plan.deleted}, report)
 
@@ -696,6 +712,7 @@ def _build_graphs(
     report: IndexReport,
     log: Callable[[str], None],
     settings: IndexSettings,
+    graph_job: Callable[[], JobDefinition] | None,
 ) -> None:
     """One graph run per corpus that is not done, stopping at a refused endpoint."""
     from .defs.assets.shared import rebuild_run_config
@@ -706,9 +723,9 @@ def _build_graphs(
         log(f"corpus {corpus}: {steps} ({work.reason})")
         selection = [AssetKey(name) for name in work.assets] if work.assets else None
         config = run_config | rebuild_run_config(work.rebuild)
-        if work.assets is None and settings.parallel_shards() > 1 and _worth_shards(settings, corpus):
+        if graph_job and work.assets is None and settings.parallel_shards() > 1 and _worth_shards(settings, corpus):
             log(f"corpus {corpus}: chunking and extraction in up to {settings.parallel_shards()} processes")
-            with _run_in_processes(settings, instance, config, corpus, launcher, selection) as result:
+            with _run_in_processes(settings, instance, graph_job, config, corpus, launcher, selection) as result:
                 success, run_id, calls, errors = _outcome(result)  # read while the result is open
         else:
             result = defs.resolve_job_def("build_graph").execute_in_process(
@@ -750,23 +767,24 @@ def _worth_shards(settings: IndexSettings, corpus: str) -> bool:
 def _run_in_processes(
     settings: IndexSettings,
     instance: DagsterInstance,
+    graph_job: Callable[[], JobDefinition],
     run_config: dict,
     corpus: str,
     tags: dict[str, str],
     selection: list[AssetKey] | None,
 ):
     """A graph run with the multiprocess executor: each step a process that loads the code
-    location's graph job with these settings, from the environment."""
+    location's graph job with these settings, from the environment (``graph_job``, a
+    module-level function that ``dagster.reconstructable`` names to the processes)."""
     from dagster import execute_job, reconstructable
 
-    from .defs.build import graph_job_from_the_environment
     from .defs.jobs import multiprocess_config
 
     saved = dict(os.environ)
     os.environ.update(settings.environment())
     try:
         return execute_job(
-            reconstructable(graph_job_from_the_environment),
+            reconstructable(graph_job),
             instance=instance,
             run_config=run_config
             | {"execution": {"config": {"multiprocess": multiprocess_config(settings.parallel_shards())}}},

@@ -40,7 +40,7 @@ def _exit(status: int) -> None:
     os._exit(status)
 
 
-def _answer(argv: list[str] | None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="graphrag-query", description="Ask the GraphRAG index a question.")
     parser.add_argument("question")
     parser.add_argument(
@@ -75,10 +75,12 @@ def _answer(argv: list[str] | None) -> int:
         help="print the answer as it is written (default), or all at once with --no-stream",
     )
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON (implies --no-stream)")
-    args = parser.parse_args(argv)
+    return parser
 
-    from . import IndexNotFound, search, search_stream
 
+def _search_options(args: argparse.Namespace) -> dict:
+    """The keyword arguments of ``search`` the command line gives; an option not given
+    keeps the default ``search`` declares."""
     given = dict(
         method=args.method,
         database=args.db,
@@ -88,8 +90,15 @@ def _answer(argv: list[str] | None) -> int:
         response_type=args.response_type,
         use_llm=False if args.offline else None,
     )
-    # An option not given keeps the default ``search`` declares.
-    options = {name: value for name, value in given.items() if value is not None}
+    return {name: value for name, value in given.items() if value is not None}
+
+
+def _answer(argv: list[str] | None) -> int:
+    args = _parser().parse_args(argv)
+
+    from . import IndexNotFound, search, search_stream
+
+    options = _search_options(args)
     printed = False  # some of the answer is on the screen
     try:
         if args.json:
@@ -115,6 +124,12 @@ def _answer(argv: list[str] | None) -> int:
             print(f"\n\n[answer cut off: {error}]", flush=True)
         print(f"graphrag-query: {error}{_hint(error)}", file=sys.stderr)
         return 1
+    _print_how_answered(result)
+    return 0
+
+
+def _print_how_answered(result) -> None:
+    """What follows the answer: the mode and why, who wrote it, its sources and its cost."""
     print()
     print()
     print(
@@ -128,7 +143,6 @@ def _answer(argv: list[str] | None) -> int:
             print(f"  [{citation.text_unit_human_readable_id}] {citation.document_title}")
     usage = result.usage
     print(f"({usage.llm_calls} LLM calls, {usage.context_tokens} context tokens, {usage.seconds:.2f} s)")
-    return 0
 
 
 def _llm_failure(error: Exception) -> bool:

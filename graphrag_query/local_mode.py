@@ -126,6 +126,9 @@ class LocalContext:
         return "\n\n".join(f"-----{name.title()}-----\n{text}" for name, text in self.texts.items() if text)
 
 
+Packed = tuple[pl.DataFrame, str, int]  # rows kept, their text, tokens used (``context.pack``)
+
+
 def build_local_context(
     question: str,
     reader: IndexReader,
@@ -138,75 +141,15 @@ def build_local_context(
     budget = max(settings.budget - conversation_tokens, 0)
     ranking = rank_by_graph(question, reader, settings.ranking)
     seeds = seed_entities(question, reader, settings, ranking, exclude)
-    seed_ids = seeds["id"].to_list()
-    seed_titles = set(seeds["title"].to_list())
-
-    # Community reports holding the seeds.
-    communities = reader.table("communities")
-    holding = (
-        communities.select("community", "entity_ids")
-        .explode("entity_ids")
-        .filter(pl.col("entity_ids").is_in(seed_ids))
-        .group_by("community")
-        .agg(pl.len().alias("seeds_held"))
+    reports, report_text, report_tokens = _reports_holding(
+        reader, seeds, int(budget * settings.community_share), settings.community_text
     )
-    reports = (
-        reader.table("community_reports")
-        .join(holding, on="community")
-        .sort(["seeds_held", "rank", "community"], descending=[True, True, False])
-    )
-    reports, report_text, report_tokens = pack(
-        reports,
-        lambda r: f"{r['community']}|{r['title']}|{r[settings.community_text]}".replace("\n", " "),
-        int(budget * settings.community_share),
-        "id|title|content",
-    )
-
     # Entities, their claims and their relationships share the local budget.
     local_budget = int(budget * (1 - settings.text_unit_share - settings.community_share))
-    # Entities take at most half: long descriptions must not crowd out the relationships,
-    # which carry how the seeds connect.
-    entity_rows, entity_text, entity_tokens = pack(
-        seeds,
-        lambda e: f"{e['human_readable_id']}|{e['title']}|{e['description']}|{e['degree']}",
-        int(local_budget * ENTITY_SHARE),
-        "id|entity|description|number of relationships",
-    )
-    claims = reader.claims.join(
-        entity_rows.select(pl.col("id").alias("subject_entity_id"), "seed_rank"), on="subject_entity_id"
-    ).sort(["seed_rank", *CLAIM_ORDER])
-    claim_rows, claim_text, claim_tokens = pack(
-        claims, claim_line, int((local_budget - entity_tokens) * CLAIM_SHARE), CLAIM_HEADER
-    )
-    relationships = (
-        reader.table("relationships")
-        .with_columns(
-            (
-                pl.col("source").is_in(list(seed_titles)).cast(pl.Int64)
-                + pl.col("target").is_in(list(seed_titles)).cast(pl.Int64)
-            ).alias("seed_links")
-        )
-        .filter(pl.col("seed_links") > 0)
-    )
-    relationships = relationships.sort(
-        ["seed_links", "combined_degree", "weight", "human_readable_id"], descending=[True, True, True, False]
-    )
-    relationship_rows, relationship_text, relationship_tokens = pack(
-        relationships,
-        lambda r: f"{r['human_readable_id']}|{r['source']}|{r['target']}|{r['description']}|{r['weight']:.2f}",
-        local_budget - entity_tokens - claim_tokens,
-        "id|source|target|description|weight",
-    )
-
-    # Text units: in the order of the walk from the question's names and best matches.
-    units = ranking.units.with_row_index("rank", offset=1).join(reader.table("text_units"), on="id").sort("rank")
-    unit_rows, unit_text, unit_tokens = pack(
-        units,
-        lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "),
-        int(budget * settings.text_unit_share),
-        "id|text",
-        pass_over=PASS_OVER_UNITS,
-    )
+    (entity_rows, entity_text, entity_tokens), claimed, related = _seeds_in_the_graph(reader, seeds, local_budget)
+    claim_rows, claim_text, claim_tokens = claimed
+    relationship_rows, relationship_text, relationship_tokens = related
+    unit_rows, unit_text, unit_tokens = _sources_along_the_walk(reader, ranking, int(budget * settings.text_unit_share))
     return LocalContext(
         seeds=seeds,
         ranking=ranking,
@@ -230,6 +173,84 @@ def build_local_context(
             "sources": int(budget * settings.text_unit_share),
         },
         tokens=conversation_tokens + report_tokens + entity_tokens + relationship_tokens + claim_tokens + unit_tokens,
+    )
+
+
+def _reports_holding(reader: IndexReader, seeds: pl.DataFrame, budget: int, text_column: str) -> Packed:
+    """The community reports holding the seeds, those holding the most first."""
+    holding = (
+        reader.table("communities")
+        .select("community", "entity_ids")
+        .explode("entity_ids")
+        .filter(pl.col("entity_ids").is_in(seeds["id"].to_list()))
+        .group_by("community")
+        .agg(pl.len().alias("seeds_held"))
+    )
+    reports = (
+        reader.table("community_reports")
+        .join(holding, on="community")
+        .sort(["seeds_held", "rank", "community"], descending=[True, True, False])
+    )
+    return pack(
+        reports,
+        lambda r: f"{r['community']}|{r['title']}|{r[text_column]}".replace("\n", " "),
+        budget,
+        "id|title|content",
+    )
+
+
+def _seeds_in_the_graph(reader: IndexReader, seeds: pl.DataFrame, budget: int) -> tuple[Packed, Packed, Packed]:
+    """The seeds, their claims and their relationships, packed in that order into one
+    budget: (entities, claims, relationships)."""
+    # Entities take at most half: long descriptions must not crowd out the relationships,
+    # which carry how the seeds connect.
+    entities = pack(
+        seeds,
+        lambda e: f"{e['human_readable_id']}|{e['title']}|{e['description']}|{e['degree']}",
+        int(budget * ENTITY_SHARE),
+        "id|entity|description|number of relationships",
+    )
+    entity_rows, _, entity_tokens = entities
+    claims = reader.claims.join(
+        entity_rows.select(pl.col("id").alias("subject_entity_id"), "seed_rank"), on="subject_entity_id"
+    ).sort(["seed_rank", *CLAIM_ORDER])
+    claimed = pack(claims, claim_line, int((budget - entity_tokens) * CLAIM_SHARE), CLAIM_HEADER)
+    related = pack(
+        _relationships_of(reader, set(seeds["title"].to_list())),
+        lambda r: f"{r['human_readable_id']}|{r['source']}|{r['target']}|{r['description']}|{r['weight']:.2f}",
+        budget - entity_tokens - claimed[2],
+        "id|source|target|description|weight",
+    )
+    return entities, claimed, related
+
+
+def _relationships_of(reader: IndexReader, seed_titles: set[str]) -> pl.DataFrame:
+    """The relationships with a seed at one end or both, those linking two seeds first, then
+    the best connected and the strongest."""
+    relationships = (
+        reader.table("relationships")
+        .with_columns(
+            (
+                pl.col("source").is_in(list(seed_titles)).cast(pl.Int64)
+                + pl.col("target").is_in(list(seed_titles)).cast(pl.Int64)
+            ).alias("seed_links")
+        )
+        .filter(pl.col("seed_links") > 0)
+    )
+    return relationships.sort(
+        ["seed_links", "combined_degree", "weight", "human_readable_id"], descending=[True, True, True, False]
+    )
+
+
+def _sources_along_the_walk(reader: IndexReader, ranking: GraphRanking, budget: int) -> Packed:
+    """Text units in the order of the walk from the question's names and best matches."""
+    units = ranking.units.with_row_index("rank", offset=1).join(reader.table("text_units"), on="id").sort("rank")
+    return pack(
+        units,
+        lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "),
+        budget,
+        "id|text",
+        pass_over=PASS_OVER_UNITS,
     )
 
 

@@ -110,8 +110,8 @@ def settings_for(tmp_path, index_backend):
 @pytest.fixture
 def index(instance, settings_for):
     """Run one indexing pass (the same code as graphrag-index) and return its report."""
-    from graphrag_assets.defs.build import build_definitions
     from graphrag_assets.indexing import run_index
+    from graphrag_evaluation.build import build_definitions
 
     def run(input_dir: Path, **overrides):
         settings = settings_for(input_dir, **overrides)
@@ -143,9 +143,9 @@ def sample_index(tmp_path_factory):
     """The sample corpus indexed once by the real asset graph; returns its settings."""
     from dagster import DagsterInstance
 
-    from graphrag_assets.defs.build import build_definitions
     from graphrag_assets.indexing import run_index
     from graphrag_assets.settings import IndexSettings
+    from graphrag_evaluation.build import build_definitions
 
     root = tmp_path_factory.mktemp("sample_index")
     home = root / "dagster_home"

@@ -12,8 +12,8 @@ from dagster import (
     evaluate_automation_conditions,
 )
 
-from graphrag_assets.defs.build import build_definitions
 from graphrag_assets.defs.sensors import source_files_sensor
+from graphrag_evaluation.build import build_definitions
 
 GRAPH_ASSETS = [
     "text_units",

@@ -20,7 +20,7 @@ def _run(args, dagster_home, tmp_path, **env):
         "GRAPHRAG_DB": str(tmp_path / "out" / "index.duckdb"),
         "GRAPHRAG_VECTORS": str(tmp_path / "out" / "lancedb"),
     } | env
-    command = [sys.executable, "-c", "import sys; from graphrag_assets.cli import main; sys.exit(main())", *args]
+    command = [sys.executable, "-c", "import sys; from graphrag_evaluation.cli import main; sys.exit(main())", *args]
     return subprocess.run(command, cwd=REPO, env=environment, capture_output=True, text=True, timeout=600)
 
 

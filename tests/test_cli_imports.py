@@ -14,7 +14,7 @@ from .conftest import REPO
 
 HEAVY = ("httpx2", "lancedb", "graphrag_assets.defs.build")
 REPORT = (
-    "import json, sys; from graphrag_assets.cli import main; code = main(); "
+    "import json, sys; from graphrag_evaluation.cli import main; code = main(); "
     f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules])); sys.exit(code)"
 )
 

@@ -10,9 +10,9 @@ import duckdb
 import pytest
 from dagster import AssetKey
 
-from graphrag_assets.cli import main
 from graphrag_assets.core.inputs import InputError, check_corpus_name, discover_sources
-from graphrag_assets.defs.build import build_definitions
+from graphrag_evaluation.build import build_definitions
+from graphrag_evaluation.cli import main
 
 SECRET = "The launch code is swordfish."
 BAD_NAMES = ["a/../../outside", "../x", "/abs", "..", ".", "", "a\\b", "new\nline", "nul\x00", "tab\tname"]

@@ -8,9 +8,9 @@ import duckdb
 import pytest
 from dagster_duckdb import DuckDBResource
 
-from graphrag_assets.defs.build import build_definitions
 from graphrag_assets.defs.resources import IndexDatabase
 from graphrag_assets.settings import IndexSettings
+from graphrag_evaluation.build import build_definitions
 
 
 def test_the_definitions_open_the_index_through_a_duckdb_resource_on_its_path(tmp_path):

@@ -5,8 +5,8 @@ import sys
 
 from dagster import AllPartitionMapping, AssetKey, DynamicPartitionsDefinition
 
-from graphrag_assets.definitions import defs
 from graphrag_assets.defs.partitions import DUCKDB_POOL
+from graphrag_evaluation.definitions import defs
 
 from .conftest import OFFLINE_CHECKS, REPO
 

@@ -11,10 +11,10 @@ import duckdb
 import polars as pl
 import pytest
 
-from graphrag_assets.cli import main as graphrag_index
-from graphrag_assets.defs.build import build_definitions
 from graphrag_assets.indexing import DeletionNotConfirmed, restore, run_index
 from graphrag_assets.storage.snapshot import read_pointer, restore_points
+from graphrag_evaluation.build import build_definitions
+from graphrag_evaluation.cli import main as graphrag_index
 
 from .daemon import Daemon
 

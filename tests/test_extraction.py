@@ -295,7 +295,7 @@ def test_a_file_of_megabytes_on_one_line_is_indexed(tmp_path, dagster_home):
     (folder / "line.txt").write_text(_one_line(2_000_000), encoding="utf-8")
     database = tmp_path / "out" / "index.duckdb"
     environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "DAGSTER_HOME": str(dagster_home)}
-    command = [sys.executable, "-c", "import sys; from graphrag_assets.cli import main; sys.exit(main())"]
+    command = [sys.executable, "-c", "import sys; from graphrag_evaluation.cli import main; sys.exit(main())"]
     command += ["--input", str(tmp_path / "in"), "--db", str(database), "--vectors", str(tmp_path / "out" / "lancedb")]
     result = subprocess.run(command, cwd=REPO, env=environment, capture_output=True, text=True, timeout=1200)
     assert result.returncode == 0, result.stderr[-3000:]

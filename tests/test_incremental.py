@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_assets.defs.build import build_definitions
 from graphrag_assets.indexing import run_index
+from graphrag_evaluation.build import build_definitions
 
 from .conftest import BOTH_BACKENDS
 from .daemon import GRAPH_ASSETS, Daemon

@@ -8,9 +8,9 @@ import polars as pl
 from dagster import AssetCheckKey, AssetKey, AssetSelection
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
-from graphrag_assets.defs.build import build_definitions
 from graphrag_assets.defs.partitions import RANGE_END_TAG, RANGE_START_TAG
 from graphrag_assets.indexing import run_index
+from graphrag_evaluation.build import build_definitions
 
 from .conftest import BOTH_BACKENDS, OFFLINE_CHECKS
 from .index_equality import assert_same_index

@@ -196,7 +196,7 @@ def test_graphrag_index_records_every_input_it_cannot_index_and_reads_wide_text(
     pl.DataFrame({"text": [["a"], ["b"]]}).write_parquet(folder / "lists.parquet")
     database = tmp_path / "out" / "index.duckdb"
     environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "DAGSTER_HOME": str(dagster_home)}
-    command = [sys.executable, "-c", "import sys; from graphrag_assets.cli import main; sys.exit(main())"]
+    command = [sys.executable, "-c", "import sys; from graphrag_evaluation.cli import main; sys.exit(main())"]
     command += ["--input", str(tmp_path / "in"), "--db", str(database), "--vectors", str(tmp_path / "out" / "lancedb")]
     result = subprocess.run(command, cwd=REPO, env=environment, capture_output=True, text=True, timeout=600)
     assert result.returncode == 2, result.stderr[-3000:]

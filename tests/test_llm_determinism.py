@@ -185,9 +185,9 @@ def _index(root: Path, input_dir: Path, monkeypatch) -> str:
     DAGSTER_HOME."""
     from dagster import DagsterInstance
 
-    from graphrag_assets.defs.build import build_definitions
     from graphrag_assets.indexing import run_index
     from graphrag_assets.settings import IndexSettings
+    from graphrag_evaluation.build import build_definitions
 
     home = root / "dagster_home"
     home.mkdir(parents=True)

@@ -35,7 +35,7 @@ def _indexer(tmp_path, input_dir, fake: FakeOpenAI) -> tuple[list[str], dict[str
         "GRAPHRAG_LLM_MODEL": "fake-chat",
         "GRAPHRAG_LLM_CONCURRENCY": "2",
     }
-    command = [sys.executable, "-m", "graphrag_assets.cli", "--input", str(input_dir)]
+    command = [sys.executable, "-m", "graphrag_evaluation.cli", "--input", str(input_dir)]
     return command + ["--db", str(tmp_path / "index.duckdb"), "--vectors", str(tmp_path / "lancedb")], env
 
 

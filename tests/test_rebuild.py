@@ -13,9 +13,9 @@ from dagster import AssetKey, DagsterInstance, validate_run_config
 from graphrag_assets import fingerprints
 from graphrag_assets.build_state import CorpusWork, corpus_work
 from graphrag_assets.defs.assets.shared import rebuild_run_config
-from graphrag_assets.defs.build import build_definitions
 from graphrag_assets.fingerprints import CODE_VERSIONS, STAGE_ASSETS, STAGES
 from graphrag_assets.indexing import run_index
+from graphrag_evaluation.build import build_definitions
 
 from .conftest import SAMPLE_CORPUS
 from .index_equality import assert_same_index

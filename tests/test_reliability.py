@@ -39,7 +39,7 @@ class Indexer:
         shutil.copy(REPO / "dagster_home" / "dagster.yaml", home)
         self.env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "DAGSTER_HOME": str(home)} | env
         self.command = [
-            sys.executable, "-m", "graphrag_assets.cli",
+            sys.executable, "-m", "graphrag_evaluation.cli",
             "--input", str(self.input), "--db", str(self.database), "--vectors", str(self.vectors),
         ]  # fmt: skip
 

@@ -21,6 +21,7 @@ TABLE_END = "<!-- end of settings table -->"
 SCANNED = (
     "graphrag_assets/**/*.py",
     "graphrag_query/**/*.py",
+    "graphrag_evaluation/**/*.py",
     "bench/**/*.py",
     "scripts/*",
     "*.md",
@@ -75,7 +76,8 @@ def test_every_variable_named_anywhere_is_declared_and_read_through_the_declarat
     direct_reads = [
         f"{path.relative_to(REPO)}: {read}"
         for path, text in texts.items()
-        if path.suffix == ".py" and path.parts[len(REPO.parts)] in ("graphrag_assets", "graphrag_query")
+        if path.suffix == ".py"
+        and path.parts[len(REPO.parts)] in ("graphrag_assets", "graphrag_query", "graphrag_evaluation")
         for read in re.findall(r"(?:environ\.get\(|environ\[|getenv\()\s*[\"']GRAPHRAG_\w+", text)
     ]
     assert direct_reads == [], (
@@ -191,7 +193,7 @@ def test_a_bad_value_is_named_with_its_variable():
 def test_show_settings_prints_values_and_sources_with_keys_redacted_and_indexes_nothing(
     unset_environment, tmp_path, capsys
 ):
-    from graphrag_assets.cli import main
+    from graphrag_evaluation.cli import main
 
     unset_environment.setenv("GRAPHRAG_CHUNK_SIZE", "600")
     unset_environment.setenv("OPENAI_API_KEY", "sk-very-secret")

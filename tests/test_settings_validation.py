@@ -192,7 +192,7 @@ def test_graphrag_index_refuses_each_bad_setting_at_once_and_leaves_the_index_un
         "GRAPHRAG_DB": sample_index.db,
         "GRAPHRAG_VECTORS": sample_index.vectors,
     }
-    command = [sys.executable, "-c", "import sys; from graphrag_assets.cli import main; sys.exit(main())"]
+    command = [sys.executable, "-c", "import sys; from graphrag_evaluation.cli import main; sys.exit(main())"]
     for variable, raw in BAD_SETTINGS:
         started = time.monotonic()
         result = subprocess.run(

@@ -14,7 +14,14 @@ import duckdb
 from .conftest import REPO
 
 # What a wheel is built from: the packaging files and the packages, not the tests or data.
-BUILD_INPUTS = ["pyproject.toml", "README.md", "graphrag_assets", "graphrag_query", "graphrag_common"]
+BUILD_INPUTS = [
+    "pyproject.toml",
+    "README.md",
+    "graphrag_assets",
+    "graphrag_query",
+    "graphrag_common",
+    "graphrag_evaluation",
+]
 
 
 def _build_wheel(tmp_path: Path) -> Path:

@@ -39,10 +39,11 @@ build_graph_job = define_asset_job(
 
 def multiprocess_config(parallel_shards: int) -> dict:
     """A process per step, that many at a time, each forked from a server that has imported
-    the code location once (a fresh interpreter per step would import it again: seconds)."""
+    the indexer's definitions once (a fresh interpreter per step would import them again:
+    seconds; the code location adds the evaluation's few modules to them)."""
     return {
         "max_concurrent": parallel_shards,
-        "start_method": {"forkserver": {"preload_modules": ["graphrag_assets.definitions"]}},
+        "start_method": {"forkserver": {"preload_modules": ["graphrag_assets.defs.build"]}},
     }
 
 

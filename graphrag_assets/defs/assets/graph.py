@@ -20,6 +20,7 @@ from dagster import (
     multi_asset,
 )
 
+from ...build_state import against_published_build
 from ...configuration import value_of
 from ...fingerprints import code_version
 from ...settings import IndexSettings
@@ -48,7 +49,6 @@ from ..metadata import (
     tables_metadata,
 )
 from ..resources import EmbeddingResource, IndexDatabase, LLMResource
-from .evaluations import against_published_build
 from .shared import (
     GRAPH_ASSET_OPTIONS,
     RebuildConfig,

@@ -11,7 +11,8 @@ from dagster import BetaWarning
 for _parameter in ("backfill_policy", "use_user_code_server"):
     warnings.filterwarnings("ignore", message=f"Parameter `{_parameter}` of ", category=BetaWarning)
 
-from .defs.build import build_definitions  # noqa: E402 (the warnings are raised while it is imported)
-from .settings import IndexSettings  # noqa: E402
+from graphrag_assets.settings import IndexSettings  # noqa: E402
+
+from .build import build_definitions  # noqa: E402 (the warnings are raised while it is imported)
 
 defs = build_definitions(IndexSettings.from_env())

@@ -7,20 +7,17 @@ readers."""
 
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
-from ...build_state import last_build
-from ...configuration import value_of
-from ...core.evaluation import (
+from graphrag_assets.build_state import against_published_build, last_build
+from graphrag_assets.configuration import value_of
+from graphrag_assets.core.evaluation import (
     EVALUATION_COLUMNS,
-    Comparison,
     QuestionsError,
     build_id,
-    compare,
     questions_file_for,
     read_questions,
     summary,
@@ -28,14 +25,13 @@ from ...core.evaluation import (
     trend_svg,
     with_build,
 )
-from ...settings import IndexSettings
-from ...storage.duckdb_store import IndexStore
-from ...storage.snapshot import copy_for_evaluation, published_builds
-from ..automation import FOLLOW_SOURCES
-from ..checks import ANSWERS_DID_NOT_REGRESS, answers_did_not_regress
-from ..metadata import svg_image, table_metadata
-from ..resources import IndexDatabase
-from .shared import GRAPH_ASSET_OPTIONS
+from graphrag_assets.defs.assets.shared import GRAPH_ASSET_OPTIONS
+from graphrag_assets.defs.automation import FOLLOW_SOURCES
+from graphrag_assets.defs.checks import ANSWERS_DID_NOT_REGRESS, answers_did_not_regress
+from graphrag_assets.defs.metadata import svg_image, table_metadata
+from graphrag_assets.defs.resources import IndexDatabase
+from graphrag_assets.settings import IndexSettings
+from graphrag_assets.storage.snapshot import copy_for_evaluation
 
 BUILDS_SHOWN = 10  # builds in the metadata's table and plot
 
@@ -132,38 +128,3 @@ def evaluations(context: AssetExecutionContext, settings: IndexSettings, databas
         metadata[f"{row['mode']}_refusals"] = int(row["refusals"])
     comparison = verdict.comparison if verdict else None
     return MaterializeResult(metadata=metadata, check_results=[answers_did_not_regress(comparison, blocks, {})])
-
-
-@dataclass(frozen=True)
-class Verdict:
-    previous_build: str
-    comparison: Comparison
-
-
-def against_published_build(store: IndexStore, settings: IndexSettings, corpus: str) -> Verdict | None:
-    """The corpus's last build (``corpus_builds``) against the build readers have now (the
-    published one; before any is, the last evaluated one before it); None when either has
-    no evaluation. The evaluations step checks with it, and published_index decides with
-    it whether a build that answers worse may be published."""
-    build = last_build(store, corpus)
-    if build is None:
-        return None
-    built_at = build["built_at"]
-    current = store.read("SELECT * FROM evaluations WHERE build_id = ?", [build_id(corpus, built_at)])
-    published = published_builds(settings.location()).get(corpus)
-    if current.is_empty():
-        return None
-    if published is not None and build_id(corpus, published) != build_id(corpus, built_at):
-        previous = build_id(corpus, published)
-    else:
-        earlier = store.read(
-            "SELECT build_id FROM evaluations WHERE corpus = ? AND built_at < ? ORDER BY built_at DESC LIMIT 1",
-            [corpus, built_at],
-        )
-        if earlier.is_empty():
-            return None
-        previous = earlier["build_id"][0]
-    before = store.read("SELECT * FROM evaluations WHERE build_id = ?", [previous])
-    if before.is_empty():
-        return None
-    return Verdict(previous, compare(before, current, value_of("GRAPHRAG_EVAL_MAX_DROP")))
