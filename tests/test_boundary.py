@@ -75,3 +75,16 @@ def test_no_query_mode_branches_on_offline_or_model():
         source = (REPO / "graphrag_query" / f"{name}.py").read_text()
         branches = [line.strip() for line in source.splitlines() if OFFLINE_BRANCH.search(line)]
         assert not branches, f"{name}.py: {branches}"
+
+
+# The indexer's assets wire a stage to its store: the methods bundle (``stages/methods.py``)
+# is chosen once from the settings, so no asset asks whether a model is configured.
+ASSET_BRANCH = re.compile(OFFLINE_BRANCH.pattern + r"|\bllm\.(enabled|embeddings_enabled)\b")
+
+
+def test_no_asset_branches_on_offline_or_model():
+    assets = sorted((REPO / "graphrag_assets" / "defs").rglob("*.py"))
+    assert any(path.name == "graph.py" for path in assets)
+    for path in assets:
+        branches = [line.strip() for line in path.read_text().splitlines() if ASSET_BRANCH.search(line)]
+        assert not branches, f"{path.relative_to(REPO)}: {branches}"
