@@ -74,6 +74,7 @@ def test_the_core_receives_each_setting_by_its_own_name_and_value():
     received = set()
     for converted in (
         settings.chunking(),
+        settings.extraction(),
         settings.graph(),
         settings.communities(),
         settings.resolution(),
@@ -94,7 +95,13 @@ def test_the_core_receives_each_setting_by_its_own_name_and_value():
 def test_a_core_default_is_the_declared_one():
     """The core's settings default to the declaration, so a default is written once."""
     settings = IndexSettings.from_env({})
-    for converted in (settings.chunking(), settings.graph(), settings.communities(), settings.resolution()):
+    for converted in (
+        settings.chunking(),
+        settings.extraction(),
+        settings.graph(),
+        settings.communities(),
+        settings.resolution(),
+    ):
         for field in dataclasses.fields(converted):
             if field.name in INDEX_FIELDS:
                 declared = next(setting for setting in INDEX_SETTINGS if setting.field == field.name)
