@@ -14,8 +14,7 @@ import polars as pl
 from graphrag_common.ids import keep_short_ids
 
 from ..core.chunking import chunk_documents
-from ..core.content import WRAPPING_COLUMNS, wrapping_by_document, wrapping_rows
-from ..core.extraction.offline import GRAPH_LIMIT
+from ..core.content import GRAPH_LIMIT, WRAPPING_COLUMNS, wrapping_by_document, wrapping_rows
 from ..fingerprints import current_fingerprints
 from ..settings import IndexSettings
 from ..storage.duckdb_store import IndexStore

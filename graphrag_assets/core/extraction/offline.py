@@ -26,7 +26,7 @@ import polars as pl
 from graphrag_common.sentences import split_sentences
 
 from ...configuration import check, default_of
-from ..content import WRAPPING_COLUMNS
+from ..content import GRAPH_LIMIT, WRAPPING_COLUMNS
 from .chinese import chinese_mentions, has_chinese
 from .english import Mention, capitalised_vocabulary, english_mentions, lowercase_vocabulary, name_type
 from .names import name_key
@@ -157,8 +157,6 @@ class OfflineRecords:
     cut: pl.DataFrame
 
 
-# The document_wrapping kind of a document's text past GRAPHRAG_MAX_DOCUMENT_PAIRS.
-GRAPH_LIMIT = "graph_limit"
 CUT_COLUMNS = {
     "document_id": pl.String,
     "units_in_graph": pl.Int64,
