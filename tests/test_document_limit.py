@@ -204,3 +204,24 @@ def test_a_megabyte_of_names_beside_a_report_is_indexed_in_reasonable_time(index
     with alone.location().connect(read_only=True) as connection:
         alone_entities = connection.execute(its_entities, [river_units]).pl()
     assert not alone_entities.is_empty() and mixed_entities.equals(alone_entities)
+
+
+def test_a_new_limit_re_extracts_and_replaces_only_the_cut_rows(index, tmp_path):
+    """Another limit changes the extraction's fingerprint: every source is extracted again
+    (not chunked again), its graph_limit row moves, and the text left out as not content
+    (a Gutenberg book's header and licence) keeps its rows."""
+    corpus = tmp_path / "input" / "default"
+    corpus.mkdir(parents=True)
+    (corpus / "names.txt").write_text(name_list(200_000), encoding="utf-8")
+    shutil.copy(shared_path("corpus", "christmas_carol", "book.txt"), corpus / "book.txt")
+    rows = "SELECT source_partition, kind, start FROM document_wrapping ORDER BY ALL"
+    settings, _ = index(corpus.parent, max_document_pairs=50_000)
+    first = _table(settings, rows)
+    settings, report = index(corpus.parent, max_document_pairs=100_000)
+    second = _table(settings, rows)
+    assert not report.failed_runs and len(report.documents_cut) == 1
+    content = pl.col("kind") != GRAPH_LIMIT
+    assert not first.filter(content).is_empty() and second.filter(content).equals(first.filter(content))
+    cut_at = [frame.filter(~content).select("source_partition", "start").rows() for frame in (first, second)]
+    assert [[source for source, _ in rows] for rows in cut_at] == [["default/names.txt"]] * 2
+    assert cut_at[0][0][1] < cut_at[1][0][1]
