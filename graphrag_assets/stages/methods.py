@@ -19,9 +19,9 @@ from graphrag_common.ids import keep_short_ids
 
 from ..build_state import failure_rows
 from ..core.claims import resolve_claims
-from ..core.content import WRAPPING_COLUMNS
+from ..core.content import GRAPH_LIMIT, WRAPPING_COLUMNS
 from ..core.embedding import entity_inputs
-from ..core.extraction.offline import GRAPH_LIMIT, ExtractionSettings, graph_limit_rows, offline_records
+from ..core.extraction.offline import ExtractionSettings, graph_limit_rows, offline_records
 from ..core.graph import build_graph
 from ..core.inputs import given_title
 from ..core.reports import extractive_reports
