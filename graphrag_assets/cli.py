@@ -525,6 +525,8 @@ def _print_report(report, settings, llm) -> int:
         print(f"LLM calls failed: {calls} x {cause}", file=sys.stderr)
     for error in report.source_errors:
         print(f"unreadable source: {error}", file=sys.stderr)
+    for document in report.documents_cut:
+        print(f"left out of the graph: {document}", file=sys.stderr)
     for error in dict.fromkeys(report.errors):
         print(f"failed: {error}", file=sys.stderr)
     if report.failed_calls:

@@ -193,6 +193,22 @@ INDEX_SETTINGS = (
         ("chunking",),
         "keep_wrapping",
     ),
+    # A document of names alone (a list, a dump of identifiers) relates every name of a text
+    # unit to every other: a few megabytes made millions of relationships and kept Leiden
+    # busy for half an hour. A Christmas Carol adds 27,000 pairs; the default leaves room for
+    # a novel about twenty times as long. Offline only: a model chooses its relationships.
+    Setting(
+        "GRAPHRAG_MAX_DOCUMENT_PAIRS",
+        int,
+        500_000,
+        "co-occurrence pairs of names one document may add to the offline graph (each text unit's names paired): "
+        "past it the rest of the document is chunked and searchable but left out of the graph, named in the log "
+        "and in `document_wrapping` (kind `graph_limit`)",
+        ("extraction",),
+        "max_document_pairs",
+        minimum=1,
+        maximum=10**15,
+    ),
     Setting(
         "GRAPHRAG_MIN_NAME_MENTIONS",
         int,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from graphrag_common.ids import content_hash
 
-from .configuration import INDEX_SETTINGS, settings_of_stage
+from .configuration import INDEX_SETTINGS, default_of, settings_of_stage
 from .llm.prompts import prompts_version
 from .llm.settings import LLMSettings
 
@@ -105,6 +105,10 @@ def _stage_settings(settings: IndexSettings, llm: LLMSettings) -> dict[str, dict
         "entity_types": llm.entity_types,
         "prompts": prompts_version(*EXTRACTION_PROMPTS),
     } | claims
+    # The bound on a document's pairs came after indexes recorded the offline extraction's
+    # fingerprint, and its default changes no ordinary corpus: hashed only when set otherwise.
+    bound = values["max_document_pairs"]
+    offline_bound = {"max_document_pairs": bound} if bound != default_of("GRAPHRAG_MAX_DOCUMENT_PAIRS") else {}
     merges = prompts_version("confirm_merges") if llm.confirm_merges else "unconfirmed"
     summaries = {
         "model": llm.model_for("summary"),
@@ -119,7 +123,7 @@ def _stage_settings(settings: IndexSettings, llm: LLMSettings) -> dict[str, dict
     return {
         "reading": declared("reading"),
         "chunking": declared("chunking"),
-        "extraction": extraction if llm.enabled else {"method": "offline"},
+        "extraction": extraction if llm.enabled else {"method": "offline"} | offline_bound,
         "graph": declared("graph") | (summaries if llm.enabled else {}),
         "clustering": declared("clustering"),
         "reports": reports if llm.enabled else {"method": "extractive"},

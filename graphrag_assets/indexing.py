@@ -18,6 +18,7 @@ import polars as pl
 from dagster import AssetKey, AssetMaterialization, DagsterInstance, Definitions, JobDefinition
 
 from .build_state import CorpusWork, corpus_work, failed_llm_calls, recorded_fingerprints
+from .core.content import GRAPH_LIMIT
 from .core.inputs import corpus_folders, corpus_of_partition, discover_sources
 from .core.source_diff import SourcePlan, needs_confirmation, plan_sources
 from .defs.partitions import RANGE_END_TAG, RANGE_START_TAG, contiguous_ranges, corpus_partitions, source_partitions
@@ -122,6 +123,7 @@ class IndexReport:
     errors: list[str] = field(default_factory=list)  # why failed runs failed, one line each
     failed_calls: dict[str, int] = field(default_factory=dict)  # stage -> LLM calls that failed after retries
     source_errors: list[str] = field(default_factory=list)
+    documents_cut: list[str] = field(default_factory=list)  # left out of the graph past GRAPHRAG_MAX_DOCUMENT_PAIRS
     rows: dict[str, dict[str, int]] = field(default_factory=dict)  # corpus -> table -> rows
     llm_calls: int = 0  # calls made, answered or failed (cache hits are no calls)
     llm_failure_causes: dict[str, int] = field(default_factory=dict)  # why calls failed -> calls
@@ -475,6 +477,12 @@ def _summed_up(settings: IndexSettings, report: IndexReport, corpora: set[str], 
             "SELECT error FROM source_errors WHERE corpus IN (SELECT unnest(?)) ORDER BY source_partition",
             [sorted(corpora)],
         )
+        cut = store.read(
+            "SELECT w.source_partition, d.title, w.characters, length(d.text) AS length FROM document_wrapping w "
+            "JOIN documents d ON d.id = w.document_id WHERE w.kind = ? AND w.corpus IN (SELECT unnest(?)) "
+            "ORDER BY 1, 2",
+            [GRAPH_LIMIT, sorted(corpora)],
+        )
         counts = store.read(
             " UNION ALL ".join(
                 f"SELECT corpus, '{table}' AS table_name, count(*) AS n FROM \"{table}\" "
@@ -484,6 +492,11 @@ def _summed_up(settings: IndexSettings, report: IndexReport, corpora: set[str], 
             [sorted(corpora)],
         )
     report.source_errors = errors["error"].to_list()
+    report.documents_cut = [
+        f"{source}: {title}: its last {left_out:,} of {length:,} characters, past GRAPHRAG_MAX_DOCUMENT_PAIRS "
+        f"(chunked and searchable; table document_wrapping, kind {GRAPH_LIMIT})"
+        for source, title, left_out, length in cut.iter_rows()
+    ]
     found = {(corpus, table): n for corpus, table, n in counts.iter_rows()}
     for corpus in sorted(corpora):
         report.rows[corpus] = {table: int(found.get((corpus, table), 0)) for table in SUMMARY_TABLES}

@@ -18,6 +18,7 @@ from .configuration import INDEX_SETTINGS, check_fields, configured_fields, defa
 from .core.chunking import ChunkingSettings
 from .core.communities import CommunitySettings
 from .core.embedding import Embedder, make_embedder
+from .core.extraction.offline import ExtractionSettings
 from .core.graph import GraphSettings
 from .core.inputs import TableColumns, check_corpus_name
 from .core.resolution import ResolutionSettings
@@ -46,6 +47,7 @@ class IndexSettings(ConfigurableResource):
     chunk_overlap: int = default_of("GRAPHRAG_CHUNK_OVERLAP")
     chunking_mode: str = default_of("GRAPHRAG_CHUNKING_MODE")
     keep_wrapping: bool = default_of("GRAPHRAG_KEEP_WRAPPING")
+    max_document_pairs: int = default_of("GRAPHRAG_MAX_DOCUMENT_PAIRS")
     min_name_mentions: int = default_of("GRAPHRAG_MIN_NAME_MENTIONS")
     min_concept_frequency: int = default_of("GRAPHRAG_MIN_CONCEPT_FREQUENCY")
     min_edge_weight_pct: float = default_of("GRAPHRAG_MIN_EDGE_WEIGHT_PCT")
@@ -84,6 +86,10 @@ class IndexSettings(ConfigurableResource):
             chunking_mode=self.chunking_mode,
             keep_wrapping=self.keep_wrapping,
         )
+
+    def extraction(self) -> ExtractionSettings:
+        """The offline extraction's settings (the model's are LLMSettings)."""
+        return ExtractionSettings(max_document_pairs=self.max_document_pairs)
 
     def table_columns(self) -> TableColumns:
         return TableColumns(

@@ -67,18 +67,17 @@ def _distinct_valid_environment() -> dict[str, str]:
     return environment
 
 
+def _core_settings(settings: IndexSettings) -> tuple:
+    """The core stages' settings, converted from the index settings."""
+    return settings.chunking(), settings.extraction(), settings.graph(), settings.communities(), settings.resolution()
+
+
 def test_the_core_receives_each_setting_by_its_own_name_and_value():
     """The conversions to the core's settings are by keyword: each argument named as a field
     gets that field's value, and every setting a stage reads reaches the core by name."""
     settings = IndexSettings.from_env(_distinct_valid_environment())
     received = set()
-    for converted in (
-        settings.chunking(),
-        settings.graph(),
-        settings.communities(),
-        settings.resolution(),
-        settings.table_columns(),
-    ):
+    for converted in (*_core_settings(settings), settings.table_columns()):
         for field in dataclasses.fields(converted):
             if field.name in INDEX_FIELDS:
                 assert getattr(converted, field.name) == getattr(settings, field.name), field.name
@@ -94,7 +93,7 @@ def test_the_core_receives_each_setting_by_its_own_name_and_value():
 def test_a_core_default_is_the_declared_one():
     """The core's settings default to the declaration, so a default is written once."""
     settings = IndexSettings.from_env({})
-    for converted in (settings.chunking(), settings.graph(), settings.communities(), settings.resolution()):
+    for converted in _core_settings(settings):
         for field in dataclasses.fields(converted):
             if field.name in INDEX_FIELDS:
                 declared = next(setting for setting in INDEX_SETTINGS if setting.field == field.name)

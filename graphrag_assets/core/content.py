@@ -34,6 +34,9 @@ WRAPPING_COLUMNS = {
     "characters": pl.Int64,
     "excerpt": pl.String,
 }
+# The kind of the rows offline extraction adds: a document's text past the limit of what one
+# document may add to the graph (GRAPHRAG_MAX_DOCUMENT_PAIRS), chunked and searchable still.
+GRAPH_LIMIT = "graph_limit"
 
 # Project Gutenberg's standard markers (``*** START OF THE PROJECT GUTENBERG EBOOK X ***``,
 # with THIS and older spellings); what precedes the start is the header, what follows the

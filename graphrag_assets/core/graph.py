@@ -136,103 +136,19 @@ def build_graph(
         .with_row_index("unit_rank")
         .select(pl.col("id").alias("text_unit_id"), "unit_rank", "document_id")
     )
-    n_units = max(unit_order.height, 1)
     # Row order within a text unit is whatever the table returned: break ties by content.
     records = extracted_entities.join(unit_order, on="text_unit_id").sort(
         "unit_rank", "name_key", "title", "description"
     )
-
-    candidates = records.group_by("name_key").agg(
-        pl.col("text_unit_id").unique(maintain_order=True).alias("text_unit_ids"),
-        pl.col("text_unit_id").n_unique().alias("frequency"),
-        pl.col("document_id").n_unique().alias("documents"),
-        pl.col("title").sort_by("mentions", "title", descending=[True, False]).first().alias("title"),
-        pl.col("type"),
-        pl.col("mentions"),
-        pl.col("mentions").sum().alias("total_mentions"),
-        pl.col("description"),
-        pl.col("document_title").fill_null(False).any().alias("document_title"),
-    )
-    candidates = candidates.with_columns(
-        pl.struct("type", "mentions").map_elements(_majority_type, return_dtype=pl.String).alias("type")
-        if candidates.height
-        else pl.lit(None, pl.String).alias("type")
-    )
-    # Titles and full names are kept whatever their counts (see the module docstring).
-    full_name = (pl.col("type") != "CONCEPT") & (pl.col("document_title") | pl.col("title").str.contains(r"\s|\d"))
-    candidates = candidates.with_columns(full_name.alias("full_name"))
-    kept = candidates.filter(
-        pl.when(pl.col("type") == "CONCEPT")
-        .then((pl.col("frequency") >= settings.min_concept_frequency) & (pl.col("documents") >= 2))
-        .otherwise((pl.col("total_mentions") >= settings.min_name_mentions) | pl.col("full_name"))
-    )
-
-    mentions = (
-        records.filter(pl.col("name_key").is_in(kept["name_key"].implode()))
-        .select("text_unit_id", "name_key", "unit_rank")
-        .unique(["text_unit_id", "name_key"])
-    )
-    pairs = (
-        mentions.join(mentions, on="text_unit_id", suffix="_b")
-        .filter(pl.col("name_key") < pl.col("name_key_b"))
-        .sort("unit_rank")
-        .group_by(pl.col("name_key").alias("source_key"), pl.col("name_key_b").alias("target_key"))
-        .agg(pl.len().alias("n_ab"), pl.col("text_unit_id").alias("text_unit_ids"))
-    )
+    kept = _kept_names(records, settings)
     evidence = (
         extracted_relationships.join(unit_order, on="text_unit_id")
         .sort("unit_rank", "source_key", "target_key", "description")
         .group_by("source_key", "target_key")
         .agg(pl.col("weight").sum().alias("s_ab"), pl.col("description").alias("descriptions"))
     )
-    frequency = dict(zip(kept["name_key"], kept["frequency"]))
-    pairs = pairs.join(evidence, on=["source_key", "target_key"], how="left").with_columns(pl.col("s_ab").fill_null(0))
-    pairs = pairs.with_columns(
-        pl.struct("n_ab", "source_key", "target_key", "s_ab")
-        .map_elements(
-            lambda row: round(
-                row["n_ab"]
-                * max(_npmi(row["n_ab"], frequency[row["source_key"]], frequency[row["target_key"]], n_units), 0.0)
-                + row["s_ab"],
-                6,
-            ),
-            return_dtype=pl.Float64,
-        )
-        .alias("weight")
-        if pairs.height
-        else pl.lit(None, pl.Float64).alias("weight")
-    )
-    # A name said once relates only to the names of its own sentence (see the module docstring).
-    once = kept.filter((pl.col("frequency") == 1) & (pl.col("total_mentions") < settings.min_name_mentions))[
-        "name_key"
-    ].implode()
-    said_once = pl.col("source_key").is_in(once) | pl.col("target_key").is_in(once)
-    pairs = pairs.filter((pl.col("weight") > 0) & ~(said_once & (pl.col("s_ab") == 0)))
-    if pairs.height:
-        threshold = pairs["weight"].quantile(settings.min_edge_weight_pct / 100, "lower")
-        pairs = pairs.filter(pl.col("weight") >= threshold)
-
-    degree = (
-        pl.concat(
-            [pairs.select(pl.col("source_key").alias("name_key")), pairs.select(pl.col("target_key").alias("name_key"))]
-        )
-        .group_by("name_key")
-        .agg(pl.len().cast(pl.Int64).alias("degree"))
-    )
-    kept = kept.join(degree, on="name_key", how="left").with_columns(pl.col("degree").fill_null(0))
-    kept = kept.filter((pl.col("degree") >= settings.min_node_degree) | pl.col("full_name"))
-    surviving = kept["name_key"].implode()
-    pairs = pairs.filter(pl.col("source_key").is_in(surviving) & pl.col("target_key").is_in(surviving))
-    # Dropping names can lower the degree of their neighbours: recount on the final edges.
-    degree = (
-        pl.concat(
-            [pairs.select(pl.col("source_key").alias("name_key")), pairs.select(pl.col("target_key").alias("name_key"))]
-        )
-        .group_by("name_key")
-        .agg(pl.len().cast(pl.Int64).alias("degree"))
-    )
-    kept = kept.drop("degree").join(degree, on="name_key", how="left").with_columns(pl.col("degree").fill_null(0))
-
+    pairs = _weighted_pairs(records, kept, evidence, max(unit_order.height, 1), settings)
+    kept, pairs = _connected(kept, pairs, settings)
     limit = settings.max_description_sentences
     entities = (
         kept.with_columns(
@@ -266,6 +182,108 @@ def build_graph(
     if entities.is_empty():
         relationships = relationships.clear()
     return entities, relationships
+
+
+def _kept_names(records: pl.DataFrame, settings: GraphSettings) -> pl.DataFrame:
+    """The names of the records (ordered by ``unit_rank``) that pass the frequency pruning,
+    one row each with its units, counts, majority type and evidence."""
+    candidates = records.group_by("name_key").agg(
+        pl.col("text_unit_id").unique(maintain_order=True).alias("text_unit_ids"),
+        pl.col("text_unit_id").n_unique().alias("frequency"),
+        pl.col("document_id").n_unique().alias("documents"),
+        pl.col("title").sort_by("mentions", "title", descending=[True, False]).first().alias("title"),
+        pl.col("type"),
+        pl.col("mentions"),
+        pl.col("mentions").sum().alias("total_mentions"),
+        pl.col("description"),
+        pl.col("document_title").fill_null(False).any().alias("document_title"),
+    )
+    candidates = candidates.with_columns(
+        pl.struct("type", "mentions").map_elements(_majority_type, return_dtype=pl.String).alias("type")
+        if candidates.height
+        else pl.lit(None, pl.String).alias("type")
+    )
+    # Titles and full names are kept whatever their counts (see the module docstring).
+    full_name = (pl.col("type") != "CONCEPT") & (pl.col("document_title") | pl.col("title").str.contains(r"\s|\d"))
+    candidates = candidates.with_columns(full_name.alias("full_name"))
+    return candidates.filter(
+        pl.when(pl.col("type") == "CONCEPT")
+        .then((pl.col("frequency") >= settings.min_concept_frequency) & (pl.col("documents") >= 2))
+        .otherwise((pl.col("total_mentions") >= settings.min_name_mentions) | pl.col("full_name"))
+    )
+
+
+def _weighted_pairs(
+    records: pl.DataFrame, kept: pl.DataFrame, evidence: pl.DataFrame, n_units: int, settings: GraphSettings
+) -> pl.DataFrame:
+    """The co-occurrence pairs of the kept names, weighted (see the module docstring) with
+    their same-sentence ``evidence``, the weak ones pruned."""
+    mentions = (
+        records.filter(pl.col("name_key").is_in(kept["name_key"].implode()))
+        .select("text_unit_id", "name_key", "unit_rank")
+        .unique(["text_unit_id", "name_key"])
+    )
+    pairs = (
+        mentions.join(mentions, on="text_unit_id", suffix="_b")
+        .filter(pl.col("name_key") < pl.col("name_key_b"))
+        .sort("unit_rank")
+        .group_by(pl.col("name_key").alias("source_key"), pl.col("name_key_b").alias("target_key"))
+        .agg(pl.len().alias("n_ab"), pl.col("text_unit_id").alias("text_unit_ids"))
+    )
+    frequency = dict(zip(kept["name_key"], kept["frequency"]))
+    pairs = pairs.join(evidence, on=["source_key", "target_key"], how="left").with_columns(pl.col("s_ab").fill_null(0))
+    pairs = pairs.with_columns(
+        pl.struct("n_ab", "source_key", "target_key", "s_ab")
+        .map_elements(
+            lambda row: round(
+                row["n_ab"]
+                * max(_npmi(row["n_ab"], frequency[row["source_key"]], frequency[row["target_key"]], n_units), 0.0)
+                + row["s_ab"],
+                6,
+            ),
+            return_dtype=pl.Float64,
+        )
+        .alias("weight")
+        if pairs.height
+        else pl.lit(None, pl.Float64).alias("weight")
+    )
+    # A name said once relates only to the names of its own sentence (see the module docstring).
+    once = kept.filter((pl.col("frequency") == 1) & (pl.col("total_mentions") < settings.min_name_mentions))[
+        "name_key"
+    ].implode()
+    said_once = pl.col("source_key").is_in(once) | pl.col("target_key").is_in(once)
+    pairs = pairs.filter((pl.col("weight") > 0) & ~(said_once & (pl.col("s_ab") == 0)))
+    if pairs.height:
+        threshold = pairs["weight"].quantile(settings.min_edge_weight_pct / 100, "lower")
+        pairs = pairs.filter(pl.col("weight") >= threshold)
+    return pairs
+
+
+def _connected(kept: pl.DataFrame, pairs: pl.DataFrame, settings: GraphSettings) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The names with enough edges (and the full names, with or without) and the edges
+    between them, each name with its degree on those edges."""
+    kept = _with_degrees(kept, pairs)
+    kept = kept.filter((pl.col("degree") >= settings.min_node_degree) | pl.col("full_name"))
+    surviving = kept["name_key"].implode()
+    pairs = pairs.filter(pl.col("source_key").is_in(surviving) & pl.col("target_key").is_in(surviving))
+    # Dropping names can lower the degree of their neighbours: recount on the final edges.
+    return _with_degrees(kept.drop("degree"), pairs), pairs
+
+
+def _with_degrees(names: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
+    """``names`` with their degree in ``pairs`` (0: at no end of one)."""
+    return names.join(_degrees(pairs), on="name_key", how="left").with_columns(pl.col("degree").fill_null(0))
+
+
+def _degrees(pairs: pl.DataFrame) -> pl.DataFrame:
+    """(name_key, degree) of every name at an end of the (source_key, target_key) pairs."""
+    return (
+        pl.concat(
+            [pairs.select(pl.col("source_key").alias("name_key")), pairs.select(pl.col("target_key").alias("name_key"))]
+        )
+        .group_by("name_key")
+        .agg(pl.len().cast(pl.Int64).alias("degree"))
+    )
 
 
 def _majority_type(row: dict) -> str:
@@ -328,15 +346,8 @@ def merge_extracted_graph(
         pl.col("description").filter(pl.col("description") != "").unique(maintain_order=True).alias("descriptions"),
         pl.col("text_unit_id").unique(maintain_order=True).alias("text_unit_ids"),
     )
-    degree = (
-        pl.concat(
-            [pairs.select(pl.col("source_key").alias("name_key")), pairs.select(pl.col("target_key").alias("name_key"))]
-        )
-        .group_by("name_key")
-        .agg(pl.len().cast(pl.Int64).alias("degree"))
-    )
     entities = (
-        entities.join(degree, on="name_key", how="left")
+        entities.join(_degrees(pairs), on="name_key", how="left")
         .with_columns(
             pl.col("degree").fill_null(0),
             pl.col("type").fill_null(""),

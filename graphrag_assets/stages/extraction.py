@@ -14,7 +14,7 @@ import polars as pl
 from graphrag_common.ids import keep_short_ids
 
 from ..core.chunking import chunk_documents
-from ..core.content import WRAPPING_COLUMNS, wrapping_by_document, wrapping_rows
+from ..core.content import GRAPH_LIMIT, WRAPPING_COLUMNS, wrapping_by_document, wrapping_rows
 from ..fingerprints import current_fingerprints
 from ..settings import IndexSettings
 from ..storage.duckdb_store import IndexStore
@@ -159,11 +159,14 @@ def chunk_and_extract_batch(
         new_units, new_rows, wrapping, done = chunk_sources(store, settings, corpus, docs, to_chunk)
         units, rows = pl.concat([units, new_units]), pl.concat([rows, new_rows])
     extracted = extraction.extract(store, corpus, units, docs, log)
+    # What extraction left out is replaced with the records; what chunking left out with the chunks.
+    kept = store.read_table("document_wrapping", "source_partition", to_extract)
+    wrapping = pl.concat([kept.filter(pl.col("kind") != GRAPH_LIMIT), wrapping, extracted.left_out])
     failed = set(extracted.failures["scope"].to_list())
     rows = extracted_source_rows(rows, failed, str(current_fingerprints(settings)["reading"]))
     with store.transaction() as tx:
         tx.replace("text_units", units.filter(pl.col("source_partition").is_in(to_chunk)), to_chunk)
-        tx.replace("document_wrapping", wrapping, to_chunk)
+        tx.replace("document_wrapping", wrapping, batch)
         tx.replace("extracted_entities", extracted.entities, batch)
         tx.replace("extracted_relationships", extracted.relationships, batch)
         tx.replace("covariates", extracted.claims, batch)

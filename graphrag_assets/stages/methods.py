@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import polars as pl
@@ -19,8 +19,9 @@ from graphrag_common.ids import keep_short_ids
 
 from ..build_state import failure_rows
 from ..core.claims import resolve_claims
+from ..core.content import GRAPH_LIMIT, WRAPPING_COLUMNS
 from ..core.embedding import entity_inputs
-from ..core.extraction.offline import extract_offline
+from ..core.extraction.offline import ExtractionSettings, graph_limit_rows, offline_records
 from ..core.graph import build_graph
 from ..core.inputs import given_title
 from ..core.reports import extractive_reports
@@ -54,6 +55,8 @@ class Extracted:
     claims: pl.DataFrame
     failures: pl.DataFrame  # llm_failures rows, scoped by source partition
     method: dict  # how, and what it cost: the extractions' metadata
+    # document_wrapping rows of the text left out of the graph (GRAPHRAG_MAX_DOCUMENT_PAIRS)
+    left_out: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=WRAPPING_COLUMNS))
 
 
 class Extraction(Protocol):
@@ -66,6 +69,7 @@ class Extraction(Protocol):
 @dataclass(frozen=True)
 class OfflineExtraction:
     fingerprint: Fingerprint
+    settings: ExtractionSettings
 
     def extract(self, store: IndexStore, corpus: str, units: pl.DataFrame, docs: pl.DataFrame, log: Log) -> Extracted:
         # A document's given title is an entity of each of its text units.
@@ -74,11 +78,32 @@ class OfflineExtraction:
             for row in docs.select("id", "title", "source_path").iter_rows(named=True)
             if (title := given_title(row["title"], row["source_path"]))
         }
-        entities, relationships = extract_offline(units, titles)
+        records = offline_records(units, titles, self.settings)
         method = {"method": "offline (rule-based English, jieba Chinese); no LLM calls", "llm_calls": 0}
         method["fingerprint"] = str(self.fingerprint)
+        cut = report_cut_documents(records.cut, docs, self.settings.max_document_pairs, log)
+        method |= {"documents_cut_at_graph_limit": cut} if cut else {}
         claims = pl.DataFrame(schema=TABLES["covariates"].columns)
-        return Extracted(entities, relationships, claims, pl.DataFrame(schema=LLM_FAILURE_COLUMNS), method)
+        failures = pl.DataFrame(schema=LLM_FAILURE_COLUMNS)
+        left_out = graph_limit_rows(records.cut, docs, units)
+        return Extracted(records.entities, records.relationships, claims, failures, method, left_out)
+
+
+def report_cut_documents(cut: pl.DataFrame, docs: pl.DataFrame, max_document_pairs: int, log: Log) -> dict[str, str]:
+    """A warning per document cut at GRAPHRAG_MAX_DOCUMENT_PAIRS, naming it; as metadata
+    (document -> how much of it is in the graph)."""
+    named = cut.join(docs.select("id", "title", "source_partition"), left_on="document_id", right_on="id")
+    report = {}
+    for row in named.sort("source_partition", "title").iter_rows(named=True):
+        name = f"{row['source_partition']}: {row['title']}"
+        report[name] = f"{row['units_in_graph']} of {row['units']} text units in the graph"
+        log.warning(
+            f"document {name} was cut: only its first {row['units_in_graph']} of {row['units']} text units are in "
+            f"the graph ({row['pairs_in_graph']} co-occurrence pairs; the next would pass "
+            f"GRAPHRAG_MAX_DOCUMENT_PAIRS={max_document_pairs}). All of it stays chunked and searchable; see "
+            f"document_wrapping (kind '{GRAPH_LIMIT}')"
+        )
+    return report
 
 
 def screening_report(log: Log, extraction: LLMExtraction, answered_units: int) -> dict:
@@ -263,7 +288,7 @@ def methods_for(settings: IndexSettings, llm: LLMSettings, sessions: SessionFact
     fingerprints = current_fingerprints(settings)
     if not llm.enabled:
         return Methods(
-            OfflineExtraction(fingerprints["extraction"]),
+            OfflineExtraction(fingerprints["extraction"], settings.extraction()),
             RuleGraph(fingerprints["graph"], settings),
             ExtractiveReports(fingerprints["reports"]),
         )

@@ -171,7 +171,8 @@ TABLES = {
             ("document_id", "start"),
             (
                 "Text of each document left out of chunking, extraction, reports and retrieval because it is not the "
-                "document's content (GRAPHRAG_KEEP_WRAPPING keeps it): where, what kind, and how it begins."
+                "document's content (GRAPHRAG_KEEP_WRAPPING keeps it), or left out of the graph alone because the "
+                "document had added as many names as one may (kind graph_limit): where, what kind, and how it begins."
             ),
         ),
         Table(
@@ -355,7 +356,9 @@ COLUMN_DESCRIPTIONS = {
         "kind": (
             "distributor_header, distributor_licence and credits (an e-book's Project Gutenberg header, licence and "
             "producers), contents (a table of contents or list of illustrations), illustration, transcriber_note, "
-            "end_mark, page_furniture (page numbers, running heads) or imprint (publisher's front matter)."
+            "end_mark, page_furniture (page numbers, running heads), imprint (publisher's front matter); or "
+            "graph_limit: the rest of a document from its first text unit whose names would pass "
+            "GRAPHRAG_MAX_DOCUMENT_PAIRS (chunked and searchable, but not extracted into the graph)."
         ),
         "start": "Offset of the first character left out, in documents.text.",
         "end": "Offset after the last character left out, in documents.text.",

@@ -18,12 +18,15 @@ import re
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from itertools import combinations
 
 import polars as pl
 
 from graphrag_common.sentences import split_sentences
 
+from ...configuration import check, default_of
+from ..content import GRAPH_LIMIT, WRAPPING_COLUMNS
 from .chinese import chinese_mentions, has_chinese
 from .english import Mention, capitalised_vocabulary, english_mentions, lowercase_vocabulary, name_type
 from .names import name_key
@@ -134,93 +137,212 @@ def _body(text: str, title: str | None) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class ExtractionSettings:
+    # Co-occurrence pairs the text units of one document may add to the graph (``document_pairs``).
+    max_document_pairs: int = default_of("GRAPHRAG_MAX_DOCUMENT_PAIRS")
+
+    def __post_init__(self):
+        check("GRAPHRAG_MAX_DOCUMENT_PAIRS", self.max_document_pairs)
+
+
+@dataclass
+class OfflineRecords:
+    """What offline extraction found in some text units: the entity and relationship
+    records, and the documents cut at the limit of what one document may add to the graph
+    (``CUT_COLUMNS``: the units it kept and the first it left out)."""
+
+    entities: pl.DataFrame
+    relationships: pl.DataFrame
+    cut: pl.DataFrame
+
+
+CUT_COLUMNS = {
+    "document_id": pl.String,
+    "units_in_graph": pl.Int64,
+    "units": pl.Int64,
+    "pairs_in_graph": pl.Int64,
+    "first_unit_left_out": pl.String,
+}
+
+
 def extract_offline(
-    text_units: pl.DataFrame, titles: Mapping[str, str] | None = None
+    text_units: pl.DataFrame,
+    titles: Mapping[str, str] | None = None,
+    settings: ExtractionSettings = ExtractionSettings(),
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(extracted entities, extracted relationships) records for the given text units;
     ``titles`` maps a document id to its given title (see the module docstring)."""
+    records = offline_records(text_units, titles, settings)
+    return records.entities, records.relationships
+
+
+def offline_records(
+    text_units: pl.DataFrame,
+    titles: Mapping[str, str] | None = None,
+    settings: ExtractionSettings = ExtractionSettings(),
+) -> OfflineRecords:
+    """The records of the given text units, each document's units read in order until the
+    co-occurrence pairs of their names would pass ``settings.max_document_pairs`` (see
+    ``document_pairs``): the rest of that document adds nothing to the graph."""
     titles = {
         document: unicodedata.normalize("NFC", title)
         for document, title in (titles or {}).items()
         if title and title.strip()
     }
-    entity_rows, relationship_rows = [], []
-    # A capitalised word is a name only if its document never uses it in lower case and,
-    # in a long document, capitalises it inside a sentence somewhere.
-    vocabularies = {
+    vocabularies = _vocabularies(text_units)
+    # Without chunk numbers every unit may open its document (its first sentence defines the title).
+    has_order = "chunk_index" in text_units.columns
+    columns = ["id", "document_id", "corpus", "source_partition", "text", *(["chunk_index"] if has_order else [])]
+    units = text_units.select(columns).with_row_index("position")
+    # A document's units in reading order, so that what is cut is its end; the records
+    # keep the order of the units given.
+    in_order = units.sort("document_id", "chunk_index", maintain_order=True) if has_order else units
+    found: dict[int, tuple[list[dict], list[dict]]] = {}  # by the unit's position as given
+    pairs: Counter[str] = Counter()  # per document, of the units kept
+    kept: Counter[str] = Counter()
+    cut: dict[str, dict] = {}
+    for unit in in_order.iter_rows(named=True):
+        document = unit["document_id"]
+        if document not in cut:
+            records = _unit_records(unit, titles.get(document), vocabularies[document], has_order)
+            added = document_pairs(len(records[0]))
+            if pairs[document] + added <= settings.max_document_pairs:
+                pairs[document] += added
+                kept[document] += 1
+                found[unit["position"]] = records
+                continue
+            cut[document] = {"document_id": document, "units": kept[document], "first_unit_left_out": unit["id"]}
+        cut[document]["units"] += 1
+    cuts = [row | {"units_in_graph": kept[d], "pairs_in_graph": pairs[d]} for d, row in cut.items()]
+    in_given_order = [found[position] for position in sorted(found)]
+    return OfflineRecords(
+        pl.DataFrame([row for entities, _ in in_given_order for row in entities], schema=EXTRACTED_ENTITY_COLUMNS),
+        pl.DataFrame(
+            [row for _, relationships in in_given_order for row in relationships], schema=EXTRACTED_RELATIONSHIP_COLUMNS
+        ),
+        pl.DataFrame(cuts, schema=CUT_COLUMNS),
+    )
+
+
+def document_pairs(names: int) -> int:
+    """What a text unit naming ``names`` entities may add to the graph: the graph relates
+    the names of a text unit pairwise (co-occurrence), and Leiden's work grows with those
+    relationships, so a document's bound counts its units' pairs."""
+    return names * (names - 1) // 2
+
+
+def _vocabularies(text_units: pl.DataFrame) -> dict[str, tuple[set[str], set[str]]]:
+    """document id -> (its lower-case words, the words it capitalises inside a sentence).
+    A capitalised word is a name only if its document never uses it in lower case and, in
+    a long document, capitalises it inside a sentence somewhere."""
+    return {
         row["document_id"]: (lowercase_vocabulary(text), capitalised_vocabulary(text))
         for row in text_units.group_by("document_id").agg("text").iter_rows(named=True)
         if (text := " ".join(row["text"]))
     }
-    # Without chunk numbers every unit may open its document (its first sentence defines the title).
-    has_order = "chunk_index" in text_units.columns
-    columns = ["id", "document_id", "corpus", "source_partition", "text", *(["chunk_index"] if has_order else [])]
-    for unit in text_units.select(columns).iter_rows(named=True):
-        given = titles.get(unit["document_id"])
-        name = split_title(given)[0] if given else None
-        text = _body(unicodedata.normalize("NFC", unit["text"]), given)
-        lowercase, capitalised = vocabularies[unit["document_id"]]
-        sentences, mentions = mentions_of(text, lowercase, (name,) if name else (), capitalised)
-        tidy = [_tidy(s) for s in sentences]
-        by_key: dict[str, list[Mention]] = defaultdict(list)
-        for mention in mentions:
-            key = name_key(mention.title)
-            if key:
-                by_key[key].append(mention)
-        base = {"text_unit_id": unit["id"], "corpus": unit["corpus"], "source_partition": unit["source_partition"]}
-        keys_by_sentence: dict[int, set[str]] = defaultdict(set)
-        title_key = name_key(name) if name else ""
-        if title_key:
-            found = by_key.pop(title_key, [])
-            # The article's opening defines its subject ("... is a song"); its first
-            # sentence may be just the quoted title.
-            lead = " ".join(sentences[:2]) if sentences and (not has_order or unit["chunk_index"] == 0) else None
-            entity_rows.append(
-                base
-                | {
-                    "name_key": title_key,
-                    "title": name,
-                    "type": title_type(given, lead, [m.type for m in found]),
-                    "description": " ".join(tidy[:SENTENCES_PER_RECORD]),
-                    "mentions": 1 + len(found),
-                    "document_title": True,
-                }
-            )
-            # Every sentence of the article is about its title: they all relate it.
-            for i in range(len(sentences)):
-                keys_by_sentence[i].add(title_key)
-        for key, found in by_key.items():
-            surface = Counter(m.title for m in found)
-            title = sorted(surface.items(), key=lambda item: (-item[1], item[0]))[0][0]
-            evidence = list(dict.fromkeys(m.sentence_index for m in found))
-            entity_rows.append(
-                base
-                | {
-                    "name_key": key,
-                    "title": title,
-                    "type": majority_type(Counter(m.type for m in found)),
-                    "description": " ".join(tidy[i] for i in evidence[:SENTENCES_PER_RECORD]),
-                    "mentions": len(found),
-                    "document_title": False,
-                }
-            )
-            for i in evidence:
-                keys_by_sentence[i].add(key)
-        pair_sentences: dict[tuple[str, str], list[int]] = defaultdict(list)
-        for index, keys in keys_by_sentence.items():
-            for pair in combinations(sorted(keys), 2):
-                pair_sentences[pair].append(index)
-        for (source, target), indexes in pair_sentences.items():
-            relationship_rows.append(
-                base
-                | {
-                    "source_key": source,
-                    "target_key": target,
-                    "description": " ".join(tidy[i] for i in sorted(indexes)[:SENTENCES_PER_RECORD]),
-                    "weight": float(len(indexes)),  # same-sentence co-occurrences
-                }
-            )
-    return (
-        pl.DataFrame(entity_rows, schema=EXTRACTED_ENTITY_COLUMNS),
-        pl.DataFrame(relationship_rows, schema=EXTRACTED_RELATIONSHIP_COLUMNS),
-    )
+
+
+def _unit_records(
+    unit: dict, given: str | None, vocabulary: tuple[set[str], set[str]], has_order: bool
+) -> tuple[list[dict], list[dict]]:
+    """The entity records (one per name) and relationship records of one text unit;
+    ``given``: its document's given title."""
+    name = split_title(given)[0] if given else None
+    text = _body(unicodedata.normalize("NFC", unit["text"]), given)
+    lowercase, capitalised = vocabulary
+    sentences, mentions = mentions_of(text, lowercase, (name,) if name else (), capitalised)
+    tidy = [_tidy(s) for s in sentences]
+    by_key: dict[str, list[Mention]] = defaultdict(list)
+    for mention in mentions:
+        key = name_key(mention.title)
+        if key:
+            by_key[key].append(mention)
+    base = {"text_unit_id": unit["id"], "corpus": unit["corpus"], "source_partition": unit["source_partition"]}
+    entity_rows: list[dict] = []
+    keys_by_sentence: dict[int, set[str]] = defaultdict(set)
+    title_key = name_key(name) if name else ""
+    if title_key:
+        found = by_key.pop(title_key, [])
+        # The article's opening defines its subject ("... is a song"); its first
+        # sentence may be just the quoted title.
+        lead = " ".join(sentences[:2]) if sentences and (not has_order or unit["chunk_index"] == 0) else None
+        entity_rows.append(
+            base
+            | {
+                "name_key": title_key,
+                "title": name,
+                "type": title_type(given, lead, [m.type for m in found]),
+                "description": " ".join(tidy[:SENTENCES_PER_RECORD]),
+                "mentions": 1 + len(found),
+                "document_title": True,
+            }
+        )
+        # Every sentence of the article is about its title: they all relate it.
+        for i in range(len(sentences)):
+            keys_by_sentence[i].add(title_key)
+    for key, found in by_key.items():
+        entity_rows.append(base | _name_record(key, found, tidy))
+        for i in dict.fromkeys(m.sentence_index for m in found):
+            keys_by_sentence[i].add(key)
+    return entity_rows, [base | row for row in _sentence_pairs(keys_by_sentence, tidy)]
+
+
+def _name_record(key: str, found: list[Mention], tidy: list[str]) -> dict:
+    """The record of a name of a text unit from its mentions there."""
+    surface = Counter(m.title for m in found)
+    title = sorted(surface.items(), key=lambda item: (-item[1], item[0]))[0][0]
+    evidence = list(dict.fromkeys(m.sentence_index for m in found))
+    return {
+        "name_key": key,
+        "title": title,
+        "type": majority_type(Counter(m.type for m in found)),
+        "description": " ".join(tidy[i] for i in evidence[:SENTENCES_PER_RECORD]),
+        "mentions": len(found),
+        "document_title": False,
+    }
+
+
+def _sentence_pairs(keys_by_sentence: dict[int, set[str]], tidy: list[str]) -> list[dict]:
+    """A relationship record per pair of names sharing a sentence of the unit."""
+    pair_sentences: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for index, keys in keys_by_sentence.items():
+        for pair in combinations(sorted(keys), 2):
+            pair_sentences[pair].append(index)
+    return [
+        {
+            "source_key": source,
+            "target_key": target,
+            "description": " ".join(tidy[i] for i in sorted(indexes)[:SENTENCES_PER_RECORD]),
+            "weight": float(len(indexes)),  # same-sentence co-occurrences
+        }
+        for (source, target), indexes in pair_sentences.items()
+    ]
+
+
+def graph_limit_rows(cut: pl.DataFrame, documents: pl.DataFrame, text_units: pl.DataFrame) -> pl.DataFrame:
+    """One ``document_wrapping`` row (kind ``graph_limit``) per document of ``cut``
+    (``offline_records``): its text from the first text unit left out of the graph to its
+    end, which stays chunked and searchable."""
+    if cut.is_empty():
+        return pl.DataFrame(schema=WRAPPING_COLUMNS)
+    first_left_out = dict(zip(text_units["id"], text_units["text"]))
+    rows = []
+    for row in cut.join(documents, left_on="document_id", right_on="id").iter_rows(named=True):
+        unit_text = first_left_out[row["first_unit_left_out"]]
+        # A unit is the document's text as chunked (without what is not content, or with a
+        # title line): found by its opening, else the cut is said to start at the beginning.
+        start = max(row["text"].find(unit_text.strip()[:60]), 0)
+        rows.append(
+            {
+                "corpus": row["corpus"],
+                "source_partition": row["source_partition"],
+                "document_id": row["document_id"],
+                "kind": GRAPH_LIMIT,
+                "start": start,
+                "end": len(row["text"]),
+                "characters": len(row["text"]) - start,
+                "excerpt": " ".join(unit_text.split())[:120],
+            }
+        )
+    return pl.DataFrame(rows, schema=WRAPPING_COLUMNS)
