@@ -201,10 +201,14 @@ class FakeOpenAI:
     # Above 0: a stream's connection is dropped after this many pieces, without its end, as
     # a proxy or a crashing server does.
     cut_streams_after: int = 0
+    # Not None: once this many requests were answered, every later one gets HTTP 401, as
+    # when a key is revoked in the middle of a run (set it to None again: the key is fixed).
+    refuse_after_answers: int | None = None
     requests: list[dict] = field(default_factory=list)
     faults: deque = field(default_factory=deque)
     _server: ThreadingHTTPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _answers: int = 0  # requests taken to be answered (not refused by a fault)
 
     @property
     def base_url(self) -> str:
@@ -218,6 +222,10 @@ class FakeOpenAI:
 
     def embedding_requests(self) -> list[dict]:
         return [r for r in self.requests if r["path"].endswith("/embeddings")]
+
+    def answered(self) -> list[dict]:
+        """The requests whose whole answer was sent (HTTP 200)."""
+        return [r for r in self.requests if r.get("answered")]
 
     def __enter__(self) -> FakeOpenAI:
         fake = self
@@ -276,6 +284,10 @@ class FakeOpenAI:
             )
             if fault is not None:
                 self.faults.remove(fault)
+            elif self.refuse_after_answers is not None and self._answers >= self.refuse_after_answers:
+                fault = Fault(status=401, message="Incorrect API key provided")
+            else:
+                self._answers += 1  # counted when taken, so concurrent requests cannot overshoot
         if fault is not None and fault.body is None:
             headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
             handler._send(
@@ -316,6 +328,7 @@ class FakeOpenAI:
                     }
                 ),
             )
+            record["answered"] = True
             return
         if request.get("stream") and request.get("stream_options") and self.stream_usage == "rejected":
             handler._send(
@@ -375,6 +388,7 @@ class FakeOpenAI:
                 }
             ),
         )
+        record["answered"] = True
 
     def _stream(self, handler, record: dict, request: dict, answer: str) -> None:
         """The answer as Server-Sent Events (chunked transfer): ``chat.completion.chunk``
@@ -428,6 +442,7 @@ class FakeOpenAI:
                 record.setdefault("first_chunk_sent", time.monotonic())
             send(b"data: [DONE]\n\n")
             handler.wfile.write(b"0\r\n\r\n")
+            record["answered"] = True
         except (BrokenPipeError, ConnectionResetError):  # the client stopped reading
             handler.close_connection = True
         record["finished"] = time.monotonic()

@@ -5,6 +5,7 @@ with a real Dagster instance), against the real test HTTP server for the LLM pat
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -68,8 +69,6 @@ class Indexer:
 
 
 def published_snapshot(database: Path) -> Path:
-    import json
-
     return Path(json.loads(pointer_path(database).read_text())["snapshot"])
 
 
@@ -239,3 +238,53 @@ def test_a_held_index_file_fails_the_run_with_a_message_naming_the_holder_and_lo
         indexer.query(f"SELECT count(*) AS n FROM text_units WHERE text LIKE '%{EDIT_MARKER}%'", snapshot=True)["n"][0]
         == 1
     )
+
+
+def _sent_again(first: list[dict], rerun: list[dict]) -> list[str]:
+    """What ``rerun`` asked that ``first`` had been answered already: completions by model
+    and messages, embeddings by input text (a rerun may batch the texts differently)."""
+
+    def asked(requests: list[dict]) -> list[str]:
+        items = []
+        for request in requests:
+            body = request["body"]
+            if request["path"].endswith("/embeddings"):
+                inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                items += [f"embedding|{body['model']}|{text}" for text in inputs]
+            else:
+                items.append(json.dumps([body["model"], body["messages"]], sort_keys=True))
+        return items
+
+    answered = set(asked(first))
+    return [item for item in asked(rerun) if item in answered]
+
+
+def test_a_key_revoked_mid_run_keeps_every_answer_sent_and_the_rerun_pays_for_none_twice(tmp_path, endpoint):
+    indexer = Indexer(tmp_path, **llm_env(endpoint))  # four calls in flight at a time
+    endpoint.latency_seconds = 0.05  # calls overlap, so the refusal meets answers in flight
+    endpoint.refuse_after_answers = 6
+    started = time.monotonic()
+    refused = indexer.run()
+    seconds = time.monotonic() - started
+    assert refused.returncode == 1, refused.stderr[-3000:]
+    assert "HTTP 401" in refused.stderr and "GRAPHRAG_LLM_API_KEY" in refused.stderr
+    assert seconds < 60  # stopped at once, no hang
+    answered = endpoint.answered()
+    assert len(answered) == 6
+    # Every answer the endpoint sent is in the cache, and recorded as a paid call.
+    completions = [r for r in answered if r["path"].endswith("/chat/completions")]
+    texts = sum(len(r["body"]["input"]) for r in answered if r["path"].endswith("/embeddings"))
+    cached = indexer.query(
+        "SELECT count(*) FILTER (stage <> 'embedding') AS completions, count(*) FILTER (stage = 'embedding') AS texts "
+        "FROM llm_cache"
+    )
+    assert cached.row(0) == (len(completions), texts)
+    paid = indexer.query("SELECT count(*) AS n FROM llm_calls WHERE NOT cached")["n"][0]
+    assert paid == len(answered)
+
+    endpoint.refuse_after_answers = None  # the key is fixed
+    first_requests = len(endpoint.requests)
+    fixed = indexer.run()
+    assert fixed.returncode == 0, fixed.stderr[-3000:]
+    assert _sent_again(answered, endpoint.requests[first_requests:]) == []
+    assert indexer.query("SELECT count(*) AS n FROM entities", snapshot=True)["n"][0] > 0

@@ -140,7 +140,10 @@ class LLMCache:
             return
         self.keys.update(row.key for row in fresh)
         self._unsaved.update((row.key, row.value) for row in fresh)
-        await asyncio.wrap_future(self._submit(fresh, calls))
+        # Shielded: the commit serves every put of its batch. Unshielded, a caller cancelled
+        # while it waits (its step stopped by a refusal) would cancel the shared future; the
+        # writer could then not resolve it, and every later row and ``close`` would wait forever.
+        await asyncio.shield(asyncio.wrap_future(self._submit(fresh, calls)))
 
     def flush(self) -> None:
         """Write the records still waiting, and wait for every write queued so far."""

@@ -143,11 +143,13 @@ class LLMClient:
         return self
 
     async def __aexit__(self, *exc) -> None:
-        """Finish embedding ahead, then close the HTTP connections on the loop that opened
-        them (left to the garbage collector, they are closed after the loop is gone, with
-        a warning)."""
+        """Finish embedding ahead, or after a refusal let the requests in flight end; then
+        close the HTTP connections on the loop that opened them (left to the garbage
+        collector, they are closed after the loop is gone, with a warning)."""
         if exc[0] is None:
             self.embed_ahead([], flush=True)
+        elif self._refused is not None:
+            await self._requests_in_flight_ended()
         requests, self._ahead_requests = self._ahead_requests, []
         for request in requests:
             if exc[0] is None:
@@ -157,6 +159,21 @@ class LLMClient:
         apis = (getattr(self, "_chat_api", None), getattr(self, "_embeddings", None))
         for api in {id(api): api for api in apis if api is not None}.values():  # shared: closed once
             await api.close()
+
+    async def _requests_in_flight_ended(self) -> None:
+        """Returns once no request is in flight (it holds every slot), or after the request
+        timeout. A refusal stops the step at once, but the requests already sent are paid
+        for: their answers reach the cache, so the rerun does not pay for them again, where
+        the end of the event loop would cancel them. Calls still waiting get a slot only
+        to be refused, so nothing new is sent meanwhile."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.settings.timeout):
+                for slots, size in (
+                    (self._completion_slots, self.settings.concurrency),
+                    (self._embedding_slots, self.settings.embedding_concurrency),
+                ):
+                    for _ in range(size):
+                        await slots.acquire()
 
     # -- plumbing ---------------------------------------------------------------------
     def _redact(self, text: str) -> str:
