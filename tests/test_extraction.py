@@ -358,6 +358,32 @@ def test_a_name_of_a_name_is_split_into_two_related_names():
     assert {"University of Leiden", "Louis I of Hesse", "Jimeno Garcés of Pamplona", "Ghost of Christmas Past"} <= whole
 
 
+def test_an_office_without_its_holder_is_no_entity_but_what_it_is_of_is():
+    found = english_mentions(
+        [
+            "He was State Senator (1794) and Comptroller (1800), then Chief Editor of the Royal Commission.",
+            "Both brothers were future Kings of the United Kingdom.",
+            "The film was praised by Homer Cummings (Franklin D. Roosevelt's Attorney General).",
+        ]
+    )
+    titles = _titles(found)
+    offices = {"State Senator", "Comptroller", "Kings of the United Kingdom", "Chief Editor of the Royal Commission"}
+    assert not titles & offices
+    assert {"Royal Commission", "United Kingdom", "Homer Cummings", "Franklin D. Roosevelt"} <= titles
+    assert not any("Attorney General" in title for title in titles)
+    # The office of someone in the story, the holder's name with an office, and names that
+    # end in an office word stay.
+    kept = _titles(
+        english_mentions(
+            [
+                "The Lord Mayor gave orders to his fifty cooks.",
+                "Mayor Helen Strand met Stephen King at Burger King with the Los Angeles Kings.",
+            ]
+        )
+    )
+    assert {"Lord Mayor", "Helen Strand", "Stephen King", "Burger King", "Los Angeles Kings"} <= kept
+
+
 def test_a_noun_phrase_repeated_by_one_document_only_is_pruned():
     plump = [
         "The plump sister laughed at Topper.",

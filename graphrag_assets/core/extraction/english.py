@@ -42,12 +42,14 @@ from .typing_rules import (
     HONORIFICS,
     KIN_NOUNS,
     MAX_CUE_WORDS,
+    OFFICE_MODIFIERS,
     ORGANIZATION,
     PERSON,
     STYLE_MODIFIERS,
     WORK,
     definition_type,
     head_type,
+    is_office,
     life_dates,
     noun_type,
     person_after,
@@ -347,7 +349,7 @@ class _Sentence:
             return shouted or all(self._function_word(k) or self._not_spelled_as_name(k) for k in words)
         k = words[0]
         bare = self.bare[k]
-        if bare in NOT_NOUN_WORDS or bare in HONORIFICS or _CONTRACTION.search(self.texts[k]):
+        if bare in NOT_NOUN_WORDS or is_office(bare) or _CONTRACTION.search(self.texts[k]):
             return True
         if self._not_spelled_as_name(k):
             return True  # "Hallo!", "Introduce him to me", "cold, rigid, dreadful Death"
@@ -648,10 +650,13 @@ class _Sentence:
         if words[0] > 0 and _ORDINAL.match(self.texts[words[0] - 1]) and self.bare[words[0]] in HONORIFICS:
             return None  # a peerage after a name: "Richard Wesley, 1st Baron Mornington"
         name_type = self._name_type(words)
-        if self.bare[words[0]] in HONORIFICS | STYLE_MODIFIERS and name_type not in (ORGANIZATION, GEO, EVENT):
+        first_word = self.bare[words[0]]
+        if (is_office(first_word) or first_word in OFFICE_MODIFIERS) and name_type not in (ORGANIZATION, GEO, EVENT):
             words, name_type = self._without_honorific(words, name_type)
             if not words:
                 return None
+        elif (owner := self._owner_of_style(words)) is not None:
+            words, name_type = owner, self._name_type(owner)
         if (
             name_type == EVENT
             and words[0] > 0
@@ -665,21 +670,40 @@ class _Sentence:
             return None
         return Mention(title, self._type(words, first, self._end(words), name_type, cue, list_cue, follower), index)
 
+    @staticmethod
+    def _style(words: list[str]) -> bool:
+        """Lower-case words that make an office: offices and the words that place them
+        ("Chief Editor", "Holy Roman Emperors", "Count Palatine")."""
+        return any(is_office(w) for w in words) and all(is_office(w) or w in OFFICE_MODIFIERS for w in words)
+
+    def _owner_of_style(self, words: list[int]) -> list[int] | None:
+        """The owner's words of "Franklin D. Roosevelt's Attorney General": a name whose
+        possessive is followed by a style alone."""
+        for n, k in enumerate(words[:-1]):
+            if self.texts[k].endswith(("'s", "’s")) and self._style([self.bare[j] for j in words[n + 1 :]]):
+                return words[: n + 1]
+        return None
+
     def _without_honorific(self, words: list[int], name_type: str | None) -> tuple[list[int], str | None]:
-        """A style ("King of Italy", "President of the Balearic Islands") names its place;
-        an honorific before a name makes it a person, and a dropped one leaves the name
+        """A style ("King of Italy", "President of the Balearic Islands", "Kings of the
+        United Kingdom") names its place; a style alone ("State Senator", "Attorney
+        General") is an office, unless "the" makes it someone ("the Lord Mayor"); an
+        honorific before a name makes it a person, and a dropped one leaves the name
         ("Mayor Helen Strand" is "Helen Strand")."""
         bare = [self.bare[k] for k in words]
-        if "of" in bare:
-            of = bare.index("of")
-            style = bare[:of]
-            if of and all(w in HONORIFICS | STYLE_MODIFIERS for w in style) and any(w in HONORIFICS for w in style):
-                place = words[of + 1 :]
-                if place and self.bare[place[0]] == "the":
-                    place = place[1:]
-                # A company's officer ("CEO of FYI") is of an organisation, a ruler of a place.
-                default = ORGANIZATION if any(w in CORPORATE_STYLES for w in style) else GEO
-                return place, (self._name_type(place) or default) if place else None
+        of = bare.index("of") if "of" in bare else len(bare)
+        style = bare[:of]
+        if of == len(bare) and self._style(style):
+            # "the Lord Mayor" is someone; "State Senator (1794)" and "future Kings" an office.
+            someone = words[0] > 0 and self.lower[words[0] - 1] == "the" and not is_office(bare[-1], plural_only=True)
+            return (words, PERSON) if someone else ([], None)
+        if self._style(style):
+            place = words[of + 1 :]
+            if place and self.bare[place[0]] == "the":
+                place = place[1:]
+            # A company's officer ("CEO of FYI") is of an organisation, a ruler of a place.
+            default = ORGANIZATION if any(w in CORPORATE_STYLES for w in style) else GEO
+            return place, (self._name_type(place) or default) if place else None
         if bare[0] not in HONORIFICS:
             return words, name_type
         while (

@@ -49,6 +49,20 @@ HONORIFICS = DROPPED_HONORIFICS | KEPT_HONORIFICS  # not "saint": "Saint Petersb
 STYLE_MODIFIERS = _words(
     "high grand great prime vice deputy chief crown holy roman supreme acting former palatine lord first"
 )
+# Offices that are no honorific but, like one, make a style ("Chief Editor of the Royal
+# Commission", "Attorney General"), and the words that place an office ("State Senator").
+OFFICES = HONORIFICS | _words(
+    "editor secretary attorney ambassador consul commissioner treasurer comptroller premier representative delegate"
+)
+OFFICE_MODIFIERS = STYLE_MODIFIERS | _words("state federal")
+
+
+def is_office(word: str, plural_only: bool = False) -> bool:
+    """A lower-case word is an office, or offices ("kings", "duchesses")."""
+    if word in OFFICES:  # "princess" is no plural of "prince"
+        return not plural_only
+    return word.endswith("s") and (word[:-1] in OFFICES or word[:-2] in OFFICES)
+
 
 # Relatives and pupils: "son of X", "his wife X" name a person. Styles: "king of X",
 # "bishop of X" name a place (or an organisation: "chancellor of the University of X").
