@@ -347,9 +347,8 @@ def merge_extracted_graph(
         pl.col("text_unit_id").unique(maintain_order=True).alias("text_unit_ids"),
     )
     entities = (
-        entities.join(_degrees(pairs), on="name_key", how="left")
+        _with_degrees(entities, pairs)
         .with_columns(
-            pl.col("degree").fill_null(0),
             pl.col("type").fill_null(""),
             pl.col("name_key")
             .map_elements(lambda key: stable_id(corpus, "entity", key), return_dtype=pl.String)

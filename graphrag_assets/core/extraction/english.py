@@ -53,6 +53,7 @@ from .typing_rules import (
     life_dates,
     noun_type,
     person_after,
+    plural_office,
     possessive_type,
     work_year,
 )
@@ -693,11 +694,11 @@ class _Sentence:
         bare = [self.bare[k] for k in words]
         of = bare.index("of") if "of" in bare else len(bare)
         style = bare[:of]
-        if of == len(bare) and self._style(style):
-            # "the Lord Mayor" is someone; "State Senator (1794)" and "future Kings" an office.
-            someone = words[0] > 0 and self.lower[words[0] - 1] == "the" and not is_office(bare[-1], plural_only=True)
-            return (words, PERSON) if someone else ([], None)
         if self._style(style):
+            if of == len(bare):
+                # "the Lord Mayor" is someone; "State Senator (1794)" and "future Kings" an office.
+                someone = words[0] > 0 and self.lower[words[0] - 1] == "the" and not plural_office(bare[-1])
+                return (words, PERSON) if someone else ([], None)
             place = words[of + 1 :]
             if place and self.bare[place[0]] == "the":
                 place = place[1:]

@@ -282,17 +282,18 @@ def _unit_records(
         for i in range(len(sentences)):
             keys_by_sentence[i].add(title_key)
     for key, found in by_key.items():
-        entity_rows.append(base | _name_record(key, found, tidy))
-        for i in dict.fromkeys(m.sentence_index for m in found):
+        evidence = list(dict.fromkeys(m.sentence_index for m in found))
+        entity_rows.append(base | _name_record(key, found, evidence, tidy))
+        for i in evidence:
             keys_by_sentence[i].add(key)
     return entity_rows, [base | row for row in _sentence_pairs(keys_by_sentence, tidy)]
 
 
-def _name_record(key: str, found: list[Mention], tidy: list[str]) -> dict:
-    """The record of a name of a text unit from its mentions there."""
+def _name_record(key: str, found: list[Mention], evidence: list[int], tidy: list[str]) -> dict:
+    """The record of a name of a text unit from its mentions there and the sentences
+    they are in (``evidence``, in order)."""
     surface = Counter(m.title for m in found)
     title = sorted(surface.items(), key=lambda item: (-item[1], item[0]))[0][0]
-    evidence = list(dict.fromkeys(m.sentence_index for m in found))
     return {
         "name_key": key,
         "title": title,

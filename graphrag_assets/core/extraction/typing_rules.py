@@ -57,11 +57,14 @@ OFFICES = HONORIFICS | _words(
 OFFICE_MODIFIERS = STYLE_MODIFIERS | _words("state federal")
 
 
-def is_office(word: str, plural_only: bool = False) -> bool:
-    """A lower-case word is an office, or offices ("kings", "duchesses")."""
-    if word in OFFICES:  # "princess" is no plural of "prince"
-        return not plural_only
-    return word.endswith("s") and (word[:-1] in OFFICES or word[:-2] in OFFICES)
+def plural_office(word: str) -> bool:
+    """A lower-case word is offices ("kings", "duchesses"; "princess" is one office)."""
+    return word not in OFFICES and word.endswith("s") and (word[:-1] in OFFICES or word[:-2] in OFFICES)
+
+
+def is_office(word: str) -> bool:
+    """A lower-case word is an office or offices."""
+    return word in OFFICES or plural_office(word)
 
 
 # Relatives and pupils: "son of X", "his wife X" name a person. Styles: "king of X",
