@@ -42,6 +42,10 @@ CODE_VERSIONS = {
     "embeddings": 1,
 }
 STAGES = tuple(CODE_VERSIONS)
+# What the offline extraction's rules make, versioned apart from the stage's code so that a
+# change to the rules redoes offline indexes only: a model index keeps its paid extraction.
+# Version 1 is every index recorded before the version was hashed (no "rules" key).
+OFFLINE_EXTRACTION_RULES = 2  # 2: an office with no holder is no entity
 STAGE_ASSETS = {
     "reading": ("documents",),
     "chunking": ("text_units",),
@@ -109,6 +113,7 @@ def _stage_settings(settings: IndexSettings, llm: LLMSettings) -> dict[str, dict
     # fingerprint, and its default changes no ordinary corpus: hashed only when set otherwise.
     bound = values["max_document_pairs"]
     offline_bound = {"max_document_pairs": bound} if bound != default_of("GRAPHRAG_MAX_DOCUMENT_PAIRS") else {}
+    offline = {"method": "offline", "rules": OFFLINE_EXTRACTION_RULES} | offline_bound
     merges = prompts_version("confirm_merges") if llm.confirm_merges else "unconfirmed"
     summaries = {
         "model": llm.model_for("summary"),
@@ -123,7 +128,7 @@ def _stage_settings(settings: IndexSettings, llm: LLMSettings) -> dict[str, dict
     return {
         "reading": declared("reading"),
         "chunking": declared("chunking"),
-        "extraction": extraction if llm.enabled else {"method": "offline"} | offline_bound,
+        "extraction": extraction if llm.enabled else offline,
         "graph": declared("graph") | (summaries if llm.enabled else {}),
         "clustering": declared("clustering"),
         "reports": reports if llm.enabled else {"method": "extractive"},
