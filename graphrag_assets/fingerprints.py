@@ -169,7 +169,7 @@ def stage_changes(recorded: dict[str, Fingerprint], current: dict[str, Fingerpri
         elif before.version != now.version:
             changes[stage] = f"{stage} code changed (version {before.version} -> {now.version})"
         elif before.settings != now.settings:
-            changes[stage] = f"{stage} settings changed"
+            changes[stage] = f"{stage} settings or method changed"
     return changes
 
 

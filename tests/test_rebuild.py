@@ -116,6 +116,29 @@ def test_a_stage_code_version_change_redoes_that_stage_and_what_follows_only(
     assert_same_index(settings.db, fresh.db)
 
 
+def test_new_offline_rules_re_extract_an_offline_index_and_leave_a_model_index_alone(
+    index, input_dir, instance, monkeypatch
+):
+    settings, _ = index(input_dir)
+    with monkeypatch.context() as model:
+        model.setenv("GRAPHRAG_LLM_MODEL", "some-model")
+        model.setenv("GRAPHRAG_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+        model_extraction = fingerprints.current_fingerprints(settings)["extraction"]
+    monkeypatch.setattr(fingerprints, "OFFLINE_EXTRACTION_RULES", fingerprints.OFFLINE_EXTRACTION_RULES + 1)
+    with settings.store() as store:
+        work = corpus_work(store, settings, {"default"})
+    assert work["default"].reason == "extraction settings or method changed"
+    assert work["default"].assets is None  # the whole graph job: extraction redoes every source itself
+    _, report = index(input_dir)
+    assert not report.failed_runs and _latest(instance, "extractions")["sources_extracted"] == SOURCES
+    _, report = index(input_dir)
+    assert not report.did_work
+    # An index extracted by a model: the offline rules are no part of its fingerprint.
+    monkeypatch.setenv("GRAPHRAG_LLM_MODEL", "some-model")
+    monkeypatch.setenv("GRAPHRAG_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    assert fingerprints.current_fingerprints(settings)["extraction"] == model_extraction
+
+
 def test_a_changed_extractor_re_extracts_every_source_from_the_cache(fake_llm, index, input_dir, instance, monkeypatch):
     settings, _ = index(input_dir)
     counts, calls = _materializations(instance), len(fake_llm.requests)
