@@ -22,8 +22,12 @@ def split_sentences(text: str) -> list[str]:
 
 
 # A title, an initial or a biography's "b." / "d." / "c." before a full stop ends no
-# sentence ("Mrs. Fezziwig", "J. Strauss", "(1913 – d. March 3, 2003)").
-_ABBREVIATION_END = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Dr|St|Sr|Jr|Prof|Rev|Gen|Col|Capt|Lt|Sgt|ca|vs)|\b[A-Za-z])\.\s*$")
+# sentence ("Mrs. Fezziwig", "J. Strauss", "(1913 – d. March 3, 2003)"); a possessive's
+# "s" does ("an old sweetheart of Scrooge's.").
+_ABBREVIATION_END = re.compile(
+    r"(?:\b(?:Mr|Mrs|Ms|Dr|St|Sr|Jr|Prof|Rev|Gen|Col|Capt|Lt|Sgt|ca|vs)|(?<!['’])\b[A-Za-z])\.\s*$"
+)
+_PARAGRAPH_END = re.compile(r"\n\s*\n\s*$")
 
 
 def reading_sentences(text: str) -> list[str]:
@@ -35,7 +39,8 @@ def reading_sentences(text: str) -> list[str]:
     joined: list[str] = []
     for piece in split_sentences(text):
         first = piece.lstrip(" \"'“‘(")[:1]
-        if joined and not joined[-1].endswith("\n\n") and (first.islower() or _ABBREVIATION_END.search(joined[-1])):
+        ended = not joined or _PARAGRAPH_END.search(joined[-1])
+        if not ended and (first.islower() or _ABBREVIATION_END.search(joined[-1])):
             joined[-1] += piece
         else:
             joined.append(piece)

@@ -390,7 +390,9 @@ def _name_runs(sentence: str, tokens: list[tuple[str, int, int]], known: Callabl
             continue
         text = sentence[tokens[first][1] : tokens[last - 1][2]]
         before = sentence[: tokens[first][1]].rstrip()
-        opens = first == 0 or before[-1:] in "'\"‘“:;(—"
+        # A sentence too short to quote alone goes on after the one before it ("... back
+        # again. Oh no, no!'"): after its full stop a word opens a sentence too.
+        opens = first == 0 or before[-1:] in "'\"‘“:;(—.!?"
         if opens and last - first == 1 and (fold(text) in FUNCTION_WORDS or not known(text)):
             continue
         if all(fold(t) in _NUMBER_WORDS for t, _, _ in tokens[first:last]) or text in _TITLES:
@@ -521,7 +523,12 @@ class _Question:
     def asked(self, span: _Span) -> bool:
         """The phrase is (part of) what the question names, not an answer to it."""
         stems = _stems(span.text)
-        if not stems or set(stems) <= self.words:
+        words = set(stems)
+        if not stems or words <= self.words:
+            return True
+        counted = words - _NUMBER_WORDS
+        # "Three Spirits" asked about "the third spirit": a number of what the question names.
+        if counted and counted != words and counted <= self.words:
             return True
         # "Ebenezer Scrooge" when Scrooge is asked about: the same person, full name; but
         # "Ghost of Christmas Present" is no part of a question about Christmas dinner.
@@ -555,6 +562,16 @@ def _written_as_names(sentences: tuple[str, ...]) -> frozenset[str]:
             elif position and sentence[tokens[position - 1][2] : start].strip(" ,") == "":
                 inside.add(token.casefold())
     return frozenset(inside - lower - {fold(word) for word in FUNCTION_WORDS})
+
+
+_ENTRY = re.compile(r"^[A-Z][\w.'’-]*(?:\s+(?:[A-Z][\w.'’-]*|of|de|von|van))*(?:\s+\([^()]+\))?,\s")
+
+
+def _entry(sentence: str) -> bool:
+    """The sentence opens with a name and goes on to say what it is, as an entry of a list
+    of characters or a glossary does ("Joe, a marine-store dealer ..."): it is about its
+    own name, and the entry before it says nothing of that name."""
+    return _ENTRY.match(sentence) is not None
 
 
 def _closeness(span: _Span, anchors: list[int]) -> float:
@@ -606,7 +623,7 @@ class _Reading:
             own = scorer.coverage_terms(self.terms[i])
             with_previous = 0.0
             follows = i > 0 and candidates[i - 1][1] == citation
-            if follows:
+            if follows and not _entry(candidates[i][0]):
                 with_previous = PREVIOUS_SENTENCE_SHARE * scorer.coverage_terms(self.terms[i] | self.terms[i - 1])
             self.support.append(max(own, with_previous))
             self.led_in.append(with_previous > own)  # the sentence before says what the question asks
@@ -671,8 +688,11 @@ class _Reading:
                 anchors = [*anchors, -1]  # the words of the sentence before stand just before its first
             placed = 1.0 if beside_focus or not by_focus else OFF_FOCUS_SHARE
             placed *= 1.0 if self.grounded[i] else UNGROUNDED_SHARE
+            entry = _entry(self.candidates[i][0])
             for span in found:
-                score = self.support[i] * placed * _closeness(span, anchors) * self.fit(span)
+                # An entry's name is what all of its description says: beside every word of it.
+                closeness = 1.0 if entry and span.start == 0 else _closeness(span, anchors)
+                score = self.support[i] * placed * closeness * self.fit(span)
                 score *= self.end_fit(span, self.terms[i])
                 self.record(span, i, score, Statement(span.text, Support(*self.candidates[i])))
 

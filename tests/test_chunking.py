@@ -117,3 +117,16 @@ def test_answers_read_a_quotation_with_its_speaker_and_a_title_with_its_name():
     # Nothing lost or added, and chunking's own pieces stay as they are (text unit ids rest on them).
     assert "".join(reading_sentences(text)) == text
     assert split_sentences(text)[:2] == ["'Bah!' ", "said Scrooge. "]
+
+
+def test_answers_read_each_entry_of_a_list_of_characters_as_its_own_sentence():
+    # A possessive's "s." is no initial, and an indented blank line still ends a paragraph.
+    text = (
+        "  Dick Wilkins, a fellow apprentice of Scrooge's.\n  \n"
+        "  belle, an old sweetheart of Scrooge's.\n  Caroline, a wife."
+    )
+    assert [piece.strip() for piece in reading_sentences(text)] == [
+        "Dick Wilkins, a fellow apprentice of Scrooge's.",
+        "belle, an old sweetheart of Scrooge's.",
+        "Caroline, a wife.",
+    ]
