@@ -234,6 +234,36 @@ def test_a_name_opening_the_sentence_after_the_one_that_says_what_is_asked_stand
     assert statement.answer == "Mr. Fezziwig"
 
 
+def test_each_entry_of_a_list_of_characters_answers_for_its_own_name():
+    from graphrag_query.extractive import Evidence, compose
+
+    characters = (
+        "  CHARACTERS\n\n"
+        "  Ghost of Jacob Marley, a spectre of Scrooge's former partner in business.\n"
+        "  Joe, a marine-store dealer and receiver of stolen goods.\n"
+        "  Dick Wilkins, a fellow apprentice of Scrooge's.\n\n"
+        "  Belle, a comely matron, an old sweetheart of Scrooge's.\n"
+    )
+    story = "'But you were always a good man of business, Jacob,' faltered Scrooge."
+    evidence = [Evidence(characters, "Sources (0)"), Evidence(story, "Sources (7)")]
+    # The partner is the entry that says so, though the word asked for ends its description;
+    # Joe's entry, after it, does not borrow its words.
+    answer = compose("Who was Scrooge's business partner, whose ghost visits him?", evidence)
+    assert answer.splitlines()[1].startswith(
+        'Answer: Ghost of Jacob Marley, from "Ghost of Jacob Marley, a spectre of Scrooge\'s former partner'
+    )
+    # Each entry is its own sentence, quoted alone (a possessive's "s." ends it).
+    answer = compose("Who was Scrooge's fellow apprentice?", evidence)
+    assert "Answer: Dick Wilkins, from \"Dick Wilkins, a fellow apprentice of Scrooge's.\" [Data: Sources (0)]" in answer
+    assert "Belle" not in answer
+
+
+def test_a_number_of_what_the_question_names_is_no_answer_to_it():
+    sentences = ["'You will be haunted,' resumed the Ghost, 'by Three Spirits.'"]
+    assert _answer("What is the third spirit that visits Scrooge?", sentences).answer != "Three Spirits"
+    assert _answer("How many spirits will haunt Scrooge?", sentences).answer == "Three"
+
+
 def test_a_same_country_question_is_answered_yes_or_no_from_each_ones_nationality():
     sentences = [
         *DISTRACTORS,
