@@ -56,6 +56,7 @@ _NAME_JOINERS = {"of", "de", "da", "del", "della", "der", "di", "du", "la", "le"
 _TITLES = {"Mr", "Mrs", "Ms", "Dr", "St", "Sr", "Jr", "Prof", "Rev", "Gen", "Col", "Capt", "Lt", "Sgt"}
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_ASIDE = re.compile(r"^\s*\([^()]{1,60}\)")
 _YEAR = re.compile(r"^(1[0-9]{3}|20[0-9]{2})$")
 _RANGE_DASH = re.compile(r"^\s*(?:[-–—]|to|until)\s*$")
 # Question words that ask for the end of a span of dates, or its start.
@@ -68,6 +69,13 @@ _SPEECH_VERBS = (
 )
 
 _STARTS = set(search_terms("born birth begin began start started founded established opened built"))
+# The question's words that name the kind of phrase asked for ("What *nationality* is ...",
+# "the *date* of death"): a sentence holding such a phrase says them, in its own way.
+_KIND_NOUNS = {
+    NATIONALITY: set(search_terms("nationality country citizenship")),
+    PLACE: set(search_terms(" ".join(_PLACE_NOUNS))),
+    TIME: set(search_terms(" ".join(_TIME_NOUNS | {"year"}))),
+}
 
 
 @dataclass(frozen=True)
@@ -306,6 +314,10 @@ def expected_kind(question: str) -> str | None:
         return TIME
     if word in {"what", "which"} and following[:1] and following[0] == "nationality":
         return NATIONALITY
+    # "Which country is the composer from?" asks a nationality ("Austrian") as much as a
+    # country; "Which country is the tower in?" a place.
+    if word in {"what", "which"} and following[:1] == ["country"] and "from" in words[asks + 2 :]:
+        return NATIONALITY
     if word == "where" or (word in {"what", "which"} and following[:1] and following[0] in _PLACE_NOUNS):
         return PLACE
     rest = set(words[asks + 1 :])
@@ -401,11 +413,13 @@ def _name_runs(sentence: str, tokens: list[tuple[str, int, int]], known: Callabl
             continue  # "December 1945": a date
         # A capitalised word before a lower-case one is most often an adjective ("an
         # American director", "the Welsh language"), not the name of a place or person.
-        following = tokens[last][0] if last < len(tokens) else ""
+        # An aside in brackets between them changes nothing: "a classical Greek (Athenian) philosopher".
+        after = _ASIDE.sub("", sentence[tokens[last - 1][2] :], count=1)
+        following = after.lstrip()
         adjective = (
             following[:1].islower()
-            and fold(following) not in FUNCTION_WORDS
-            and not sentence[tokens[first][2] : tokens[last][1]].strip()
+            and fold(_TOKEN.match(following).group()) not in FUNCTION_WORDS
+            and after[: len(after) - len(following)].strip() == ""
         )
         spans.append(_Span(text, first, last, adjective=adjective, after=fold(tokens[first - 1][0]) if first else ""))
     return spans
@@ -479,6 +493,7 @@ _TYPE_FIT = {
 _UNTYPED_FIT = 0.7
 ADJECTIVE_SHARE = 0.3  # "American" asked where someone was born
 NOT_ADJECTIVE_SHARE = 0.5  # "America" asked for a nationality
+PERSON_AS_NATIONALITY_SHARE = 0.25  # the performer asked about is no answer to where they are from
 NO_PREPOSITION_SHARE = 0.7  # a place not written "in/at/near/from X"
 DATE_AS_NAME_SHARE = 0.1  # a named day ("Christmas Day") asked for as a person or a place
 _PLACE_PREPOSITIONS = {"in", "at", "near", "from", "to", "outside", "inside"}
@@ -618,13 +633,17 @@ class _Reading:
         self.type_of, self.index_knows, self.prevalence = type_of, known, prevalence
         self.terms = [term_set(sentence) for sentence, _ in candidates]
         self.folded = [sentence.casefold() for sentence, _ in candidates]
+        self.kind_terms = frozenset(asked.terms & _KIND_NOUNS.get(kind, set()))
+        self.parsed: dict[int, tuple] = {}
         self.support, self.grounded, self.led_in = [], [], []
         for i, (_, citation) in enumerate(candidates):
             own = scorer.coverage_terms(self.terms[i])
+            says = self.says(i) if own else self.terms[i]  # the kind's words alone cover nothing
+            own = scorer.coverage_terms(says)
             with_previous = 0.0
             follows = i > 0 and candidates[i - 1][1] == citation
             if follows and not _entry(candidates[i][0]):
-                with_previous = PREVIOUS_SENTENCE_SHARE * scorer.coverage_terms(self.terms[i] | self.terms[i - 1])
+                with_previous = PREVIOUS_SENTENCE_SHARE * scorer.coverage_terms(says | self.terms[i - 1])
             self.support.append(max(own, with_previous))
             self.led_in.append(with_previous > own)  # the sentence before says what the question asks
             self.grounded.append(asked.grounded(self.folded[i]) or (follows and asked.grounded(self.folded[i - 1])))
@@ -633,7 +652,6 @@ class _Reading:
         self.wants_end = 1 if asked.terms & _ENDS else -1 if asked.terms & _STARTS else 0
         self.events = asked.terms & (_ENDS | _STARTS)
         self.scores: dict[str, dict[int, tuple[float, Statement]]] = defaultdict(dict)
-        self.parsed: dict[int, tuple] = {}
 
     def known(self, name: str) -> bool:
         # The evidence is read only for a name the index does not hold.
@@ -647,6 +665,7 @@ class _Reading:
         fitting = _TYPE_FIT[kind].get(self.type_of(span.text) or "", _UNTYPED_FIT) if kind in _TYPE_FIT else 1.0
         if kind == NATIONALITY:
             fitting = 1.0 if span.adjective else NOT_ADJECTIVE_SHARE
+            fitting *= PERSON_AS_NATIONALITY_SHARE if self.type_of(span.text) == "PERSON" else 1.0
         elif span.adjective:
             fitting *= ADJECTIVE_SHARE
         if kind == PLACE and span.after not in _PLACE_PREPOSITIONS:
@@ -706,9 +725,23 @@ class _Reading:
                 for j in range(len(self.candidates)):
                     if j == i or spelled not in self.folded[j]:
                         continue
-                    together = self.scorer.coverage_terms(self.terms[i] | self.terms[j])
+                    together = self.scorer.coverage_terms(self.terms[i] | self.says(j))
                     if together >= self.support[i] + MIN_BRIDGE_GAIN:
                         self._score_bridged(i, j, bridge, BRIDGE_DISCOUNT * specific * together)
+
+    def says(self, j: int) -> frozenset[str]:
+        """The question's terms sentence ``j`` says: its own words, and the words naming the
+        kind asked for when it holds a phrase of that kind ("Socrates was a Greek
+        philosopher" says what "nationality" asks, without the word)."""
+        if self.kind_terms and self._holds_kind(j):
+            return self.terms[j] | self.kind_terms
+        return self.terms[j]
+
+    def _holds_kind(self, j: int) -> bool:
+        found = self.parse(j)[1]
+        if self.kind == NATIONALITY:
+            return any(span.adjective for span in found)
+        return bool(found) if self.kind == TIME else any(span.after in _PLACE_PREPOSITIONS for span in found)
 
     def _score_bridged(self, i: int, j: int, bridge: _Span, reach: float) -> None:
         """The phrases of sentence ``j``, reached from sentence ``i`` through ``bridge``."""

@@ -250,11 +250,11 @@ def test_each_entry_of_a_list_of_characters_answers_for_its_own_name():
     # Joe's entry, after it, does not borrow its words.
     answer = compose("Who was Scrooge's business partner, whose ghost visits him?", evidence)
     assert answer.splitlines()[1].startswith(
-        'Answer: Ghost of Jacob Marley, from "Ghost of Jacob Marley, a spectre of Scrooge\'s former partner'
+        "Answer: Ghost of Jacob Marley, from \"Ghost of Jacob Marley, a spectre of Scrooge's former partner"
     )
     # Each entry is its own sentence, quoted alone (a possessive's "s." ends it).
     answer = compose("Who was Scrooge's fellow apprentice?", evidence)
-    assert "Answer: Dick Wilkins, from \"Dick Wilkins, a fellow apprentice of Scrooge's.\" [Data: Sources (0)]" in answer
+    assert 'Answer: Dick Wilkins, from "Dick Wilkins, a fellow apprentice of Scrooge\'s." [Data: Sources (0)]' in answer
     assert "Belle" not in answer
 
 
