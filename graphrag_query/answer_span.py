@@ -71,6 +71,13 @@ _SPEECH_VERBS = (
 _STARTS = set(search_terms("born birth begin began start started founded established opened built"))
 # The question's words that name the kind of phrase asked for ("What *nationality* is ...",
 # "the *date* of death"): a sentence holding such a phrase says them, in its own way.
+# Words one sentence says in the other's place: a parent is named where the child is
+# ("Gia Coppola, daughter of Gian-Carlo Coppola" says who her father is), a spouse where a
+# marriage is.
+_SAID_ALIKE = (
+    frozenset(search_terms("father mother parent parents son sons daughter daughters child children")),
+    frozenset(search_terms("spouse husband wife married marry marriage widow widower")),
+)
 _KIND_NOUNS = {
     NATIONALITY: set(search_terms("nationality country citizenship")),
     PLACE: set(search_terms(" ".join(_PLACE_NOUNS))),
@@ -634,6 +641,15 @@ class _Reading:
         self.terms = [term_set(sentence) for sentence, _ in candidates]
         self.folded = [sentence.casefold() for sentence, _ in candidates]
         self.kind_terms = frozenset(asked.terms & _KIND_NOUNS.get(kind, set()))
+        # A relation said alike leads to the relative asked for ("When did Lothair II's
+        # mother die?"); a question naming the kind of its answer ("What nationality is
+        # Lamprocles's father?") is led by that, and the relation said alike would lead
+        # back to the first sentence's relatives (his mother).
+        self.alike = [
+            (group, frozenset(asked.terms & group))
+            for group in _SAID_ALIKE
+            if asked.terms & group and not self.kind_terms
+        ]
         self.parsed: dict[int, tuple] = {}
         self.support, self.grounded, self.led_in = [], [], []
         for i, (_, citation) in enumerate(candidates):
@@ -725,17 +741,25 @@ class _Reading:
                 for j in range(len(self.candidates)):
                     if j == i or spelled not in self.folded[j]:
                         continue
-                    together = self.scorer.coverage_terms(self.terms[i] | self.says(j))
+                    # Two sentences read together, the relation leading from one to the other.
+                    together = self.scorer.coverage_terms(self.said_alike(self.terms[i] | self.says(j)))
                     if together >= self.support[i] + MIN_BRIDGE_GAIN:
                         self._score_bridged(i, j, bridge, BRIDGE_DISCOUNT * specific * together)
 
     def says(self, j: int) -> frozenset[str]:
-        """The question's terms sentence ``j`` says: its own words, and the words naming the
+        """The question's terms sentence ``j`` says: its own words, the words naming the
         kind asked for when it holds a phrase of that kind ("Socrates was a Greek
         philosopher" says what "nationality" asks, without the word)."""
         if self.kind_terms and self._holds_kind(j):
             return self.terms[j] | self.kind_terms
         return self.terms[j]
+
+    def said_alike(self, terms: frozenset[str]) -> frozenset[str]:
+        """The terms with the question's words they say alike (``_SAID_ALIKE``)."""
+        for group, asked in self.alike:
+            if terms & group:
+                terms = terms | asked
+        return terms
 
     def _holds_kind(self, j: int) -> bool:
         found = self.parse(j)[1]

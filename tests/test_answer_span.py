@@ -4,6 +4,7 @@ import pytest
 
 from graphrag_query.answer_span import (
     NAME,
+    NATIONALITY,
     NUMBER,
     PERSON,
     PLACE,
@@ -29,6 +30,8 @@ from graphrag_query.relevance import RelevanceScorer
         ("In what city does the story take place?", PLACE),
         ("What is the name of Scrooge's nephew?", NAME),
         ("Which spirit shows Scrooge the Cratchits' dinner?", NAME),
+        ("Which country the composer of film Thunder On The Hill is from?", NATIONALITY),
+        ("Which country is the harbour of Gullwing in?", PLACE),
         ("Why did John Middleton Murry's wife die?", None),
         ("What does Scrooge do for Bob the day after Christmas?", None),
     ],
@@ -262,6 +265,29 @@ def test_a_number_of_what_the_question_names_is_no_answer_to_it():
     sentences = ["'You will be haunted,' resumed the Ghost, 'by Three Spirits.'"]
     assert _answer("What is the third spirit that visits Scrooge?", sentences).answer != "Three Spirits"
     assert _answer("How many spirits will haunt Scrooge?", sentences).answer == "Three"
+
+
+FAMILY = [
+    *DISTRACTORS,
+    "Tomas Vik was the eldest son of Anders Berg and Liv Dahl.",
+    "Tomas Vik was a boy at the time of the great storm.",
+    "Anders Berg (1820 – 1880) was a Norwegian (Bergen-born) painter of the fjords.",
+    "Liv Dahl (d. 12 May 1890) was a weaver.",
+]
+
+
+def test_a_nationality_two_hops_away_is_read_from_the_adjective_of_the_second_sentence():
+    # The second sentence says no "nationality" and no "father": the adjective says the one,
+    # and the first sentence leads to it through the father's name.
+    statement = _answer("What nationality is Tomas Vik's father?", FAMILY)
+    assert statement.answer.startswith("Norwegian") and statement.through == "Anders Berg"
+
+
+def test_a_relation_said_alike_leads_to_the_relative_asked_for():
+    # "son of Liv Dahl" says who his mother is: the date is hers, and not the painter's.
+    sentences = [*DISTRACTORS, "Tomas Vik was the son of Liv Dahl.", *FAMILY[-2:]]
+    statement = _answer("When did Tomas Vik's mother die?", sentences)
+    assert statement.answer == "12 May 1890" and statement.through == "Liv Dahl"
 
 
 def test_a_same_country_question_is_answered_yes_or_no_from_each_ones_nationality():
