@@ -735,16 +735,33 @@ class _Reading:
         """A name of a well-covering sentence, followed to the sentences that spell it and
         cover more of the question together with the first."""
         for i in [i for i in self.ranked if self.grounded[i]][:TOP_BRIDGE_SENTENCES]:
-            for bridge in self.parse(i)[2]:
-                spelled = bridge.text.casefold()
+            # A capitalised adjective ("a Trinidadian-American rapper") is no hop: it leads to
+            # whatever the evidence says of a nationality, not to the one it describes.
+            for bridge in (name for name in self.parse(i)[2] if not name.adjective):
                 specific = 1 - self.prevalence(bridge.text)  # a name found everywhere links nothing
-                for j in range(len(self.candidates)):
-                    if j == i or spelled not in self.folded[j]:
-                        continue
+                for j in self._about(bridge, i):
                     # Two sentences read together, the relation leading from one to the other.
                     together = self.scorer.coverage_terms(self.said_alike(self.terms[i] | self.says(j)))
                     if together >= self.support[i] + MIN_BRIDGE_GAIN:
                         self._score_bridged(i, j, bridge, BRIDGE_DISCOUNT * specific * together)
+
+    def _about(self, bridge: _Span, i: int) -> list[int]:
+        """The sentences (but ``i``) that name the bridge: spelled in full, or by the last
+        word of a name in a passage that spells it in full ("Born in Saint James, Minaj
+        moved ...")."""
+        spelled = bridge.text.casefold()
+        full = [j for j in range(len(self.candidates)) if spelled in self.folded[j]]
+        words = spelled.split()
+        # A person's surname names them; "Judge of Arborea" is not "Arborea".
+        if len(words) > 1 and len(words[-1]) > 2 and not set(words) & _NAME_JOINERS:
+            passages = {self.candidates[j][1] for j in full}
+            last = re.compile(rf"\b{re.escape(words[-1])}\b")
+            full += [
+                j
+                for j in range(len(self.candidates))
+                if self.candidates[j][1] in passages and spelled not in self.folded[j] and last.search(self.folded[j])
+            ]
+        return [j for j in full if j != i]
 
     def says(self, j: int) -> frozenset[str]:
         """The question's terms sentence ``j`` says: its own words, the words naming the

@@ -290,6 +290,19 @@ def test_a_relation_said_alike_leads_to_the_relative_asked_for():
     assert statement.answer == "12 May 1890" and statement.through == "Liv Dahl"
 
 
+def test_a_bridge_is_a_name_followed_to_the_sentences_calling_it_by_its_surname():
+    candidates = [
+        ('"Harbour Lights" is a song by Norwegian-American singer Tomas Vik.', "Sources (1)"),
+        ("For citizens born abroad, the place of birth of a Norwegian is the country of birth.", "Sources (2)"),
+        ("Tomas Vik (born 1960) is a singer and songwriter.", "Sources (3)"),
+        ("Born in Gullwing, Vik moved to Oslo at the age of five.", "Sources (3)"),
+    ]
+    question = "What is the place of birth of the performer of song Harbour Lights?"
+    statement = state_answer(question, candidates, RelevanceScorer(question, [s for s, _ in candidates]))
+    # Not "Norwegian" followed to what the evidence says of Norwegians' births.
+    assert statement.answer == "Gullwing" and statement.through == "Tomas Vik"
+
+
 def test_a_same_country_question_is_answered_yes_or_no_from_each_ones_nationality():
     sentences = [
         *DISTRACTORS,
