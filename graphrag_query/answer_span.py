@@ -709,7 +709,8 @@ class _Reading:
         return self.parsed[i]
 
     def record(self, span: _Span, sentence: int, score: float, statement: Statement) -> None:
-        if score > self.scores[span.key].get(sentence, (0.0,))[0]:
+        # Read with .get: a phrase that never scores leaves no empty entry behind for ``best``.
+        if score > self.scores.get(span.key, {}).get(sentence, (0.0,))[0]:
             self.scores[span.key][sentence] = (score, statement)
 
     def score_one_hop(self) -> None:

@@ -3,8 +3,10 @@
 Reports of a level are shuffled into batches that fit the map budget; each batch yields
 points with a 0-100 importance score (offline: the deterministic relevance function; with
 an LLM: the model's JSON); points scoring 0 are dropped, the rest sorted by score and
-packed into the reduce budget. With nothing relevant the answer is a fixed "no data"
-sentence, never an invented one.
+packed into the reduce budget. When no report sentence answers but reports were
+selected as relevant (a detail the reports summarise away: "Whose name does Scrooge read
+on the grave?"), the answer is written from the text units behind those reports instead.
+With nothing relevant the answer is a fixed "no data" sentence, never an invented one.
 
 Dynamic community selection rates reports from the root level down and only expands the
 children of relevant ones, so a narrow question reads a fraction of the reports.
@@ -23,7 +25,7 @@ from graphrag_common.sentences import reading_sentences
 from graphrag_common.tokens import count_tokens
 
 from .context import citations_for, pack
-from .extractive import _clean
+from .extractive import _clean, compose, source_evidence
 from .modes import ModeSearch
 from .ranking import GraphRanking, rank_by_graph
 from .reader import IndexReader
@@ -276,10 +278,19 @@ def extractive_points(
     return points
 
 
+SOURCES_LEAD = (
+    "No sentence of the community reports covers the question; the passages behind the reports most related to it say:"
+)
+
+
 def extractive_answer(
-    reader: IndexReader, scorer: RelevanceScorer, kept: pl.DataFrame, settings: GlobalSettings
+    question: str, reader: IndexReader, scorer: RelevanceScorer, reduced: ReduceContext, settings: GlobalSettings
 ) -> str:
-    """The best points quoted, each with its report."""
+    """The best points quoted, each with its report; without points, the best sentences
+    of the sources behind the selected reports (refused only when none covers the question)."""
+    kept = reduced.points
+    if kept.is_empty():
+        return compose(question, source_evidence(reduced.sources), lead=SOURCES_LEAD, graph=reader.mention_graph)
     lines = [EXTRACTIVE_LABEL]
     # Said, not hidden: the points answer the rest of the question, not these words.
     unmatched = [t for t, n in reader.report_search.bm25.document_frequencies(scorer.question_terms).items() if n == 0]
@@ -308,7 +319,7 @@ def reduce_context(
 ) -> ReduceContext:
     """The best distinct points in their share of the reduce budget, then the text units
     behind the reports that made them (all mapped reports when a point names none) in
-    the rest."""
+    the rest; without points, the text units behind every selected report fill it all."""
     ranked = (
         pl.DataFrame(points, schema=POINTS_SCHEMA)
         .sort(["score", "batch", "community"], descending=[True, False, False])
@@ -322,7 +333,7 @@ def reduce_context(
     )
     cited = kept["community"].drop_nulls().unique().to_list() or reports["community"].to_list()
     sources, sources_text, sources_tokens = pack(
-        evidence_units(walk(), reader, cited) if not kept.is_empty() else pl.DataFrame(schema=EVIDENCE_SCHEMA),
+        evidence_units(walk(), reader, cited) if cited else pl.DataFrame(schema=EVIDENCE_SCHEMA),
         lambda u: f"{u['human_readable_id']}|{u['text']}".replace("\n", " "),
         settings.reduce_budget - points_tokens,
         "----Sources----\nid|text",
@@ -373,11 +384,11 @@ def prepare_global(question: str, reader: IndexReader, settings: GlobalSettings,
     details |= {"map_batches": len(batches), "reports_read": ratings.height if ratings is not None else reports.height}
     written = (
         Written(NO_DATA_ANSWER, "extractive")
-        if kept.is_empty()
+        if kept.is_empty() and reduced.sources.is_empty()
         else writer.answer(
             "global_reduce",
             reduce_values(question, reduced, settings),
-            lambda: extractive_answer(reader, scorer, kept, settings),
+            lambda: extractive_answer(question, reader, scorer, reduced, settings),
         )
     )
     context_reports = reports.select("community", "level", "title", "rank", "summary").with_columns(

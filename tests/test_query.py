@@ -387,6 +387,29 @@ def test_offline_global_search_still_refuses_a_question_no_report_answers(reader
     assert result.answer == NO_DATA_ANSWER
 
 
+def test_global_search_answers_a_detail_no_report_holds_from_the_sources_behind_the_reports(index, tmp_path):
+    # Reports summarise what their entities do together; a detail said of one name only
+    # ("read upon the stone ... his own name") is in no report, but in the text units
+    # behind the reports selected for the question: the answer quotes them, not a refusal.
+    input_dir = tmp_path / "input" / "lighthouse"
+    input_dir.mkdir(parents=True)
+    (input_dir / "story.txt").write_text(
+        "Edwin Hale and Mara Quill kept the lighthouse at Gull Point. Edwin Hale trimmed the lamp "
+        "while Mara Quill wrote the log at Gull Point.\n\nOne winter night the gale drove a wreck onto "
+        "the rocks below, and in the morning Edwin went down alone. He read the name painted across "
+        "the broken stern of the wreck: Osprey, his father's boat.\n"
+    )
+    settings, _ = index(input_dir.parent)
+    result = global_search("What name did Edwin read on the wreck?", reader=IndexReader(settings.db, "lighthouse"))
+    assert result.context["points"].is_empty()
+    assert result.answer.startswith(EXTRACTIVE_LABEL) and result.answer != NO_DATA_ANSWER
+    assert "He read the name painted across the broken stern of the wreck: Osprey" in result.answer
+    assert "[Data: Sources (" in result.answer and not result.context["sources"].is_empty()
+    assert global_search("Who repaired the Zorblax engine?", reader=IndexReader(settings.db, "lighthouse")).answer == (
+        NO_DATA_ANSWER
+    )
+
+
 def test_offline_local_answer_names_a_two_hop_answer_through_its_bridge(index, tmp_path):
     input_dir = tmp_path / "input" / "films"
     input_dir.mkdir(parents=True)
