@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -78,6 +78,16 @@ _SAID_ALIKE = (
     frozenset(search_terms("father mother parent parents son sons daughter daughters child children")),
     frozenset(search_terms("spouse husband wife married marry marriage widow widower")),
 )
+# Nouns that describe someone by their relation to a named thing or person ("the *director*
+# of film X", "X's *father*"): a question about such a one asks about a name the evidence
+# has to supply first.
+_RELATION_NOUNS = (
+    "director|performer|composer|author|writer|producer|creator|founder|singer|father|mother|parent|husband|"
+    "wife|spouse|son|daughter|child|brother|sister|sibling|uncle|aunt|nephew|niece|cousin|grandfather|"
+    "grandmother|stepfather|stepmother"
+)
+_RELATION = re.compile(rf"\b(?:{_RELATION_NOUNS})s?\b")
+_DESCRIBED = re.compile(rf"\b(?:{_RELATION_NOUNS})s?\s+of\s+[^?]*?\b[A-Z0-9]|[\w.]['’]s\s+(?:{_RELATION_NOUNS})s?\b")
 _KIND_NOUNS = {
     NATIONALITY: set(search_terms("nationality country citizenship")),
     PLACE: set(search_terms(" ".join(_PLACE_NOUNS))),
@@ -427,7 +437,7 @@ def _name_runs(sentence: str, tokens: list[tuple[str, int, int]], known: Callabl
             following[:1].islower()
             and fold(_TOKEN.match(following).group()) not in FUNCTION_WORDS
             and after[: len(after) - len(following)].strip() == ""
-        )
+        ) or re.match(r"-[a-z]", after) is not None  # "a British-born director"
         spans.append(_Span(text, first, last, adjective=adjective, after=fold(tokens[first - 1][0]) if first else ""))
     return spans
 
@@ -506,6 +516,7 @@ DATE_AS_NAME_SHARE = 0.1  # a named day ("Christmas Day") asked for as a person 
 _PLACE_PREPOSITIONS = {"in", "at", "near", "from", "to", "outside", "inside"}
 OFF_FOCUS_SHARE = 0.7  # a sentence without the question's focus word supports less
 UNGROUNDED_SHARE = 0.5  # nor does one naming nothing the question names
+CHAINED_FIRST_HOP_SHARE = 0.3  # a chained question's answer read beside the name it gives
 BRIDGE_DISCOUNT = 0.9  # a two-hop answer rests on two sentences: on a tie the one-hop wins
 PREVIOUS_SENTENCE_SHARE = 0.85  # coverage read with the sentence before ("He ..."): discounted
 REPEAT_SHARE = 0.3  # what each further supporting sentence adds to a phrase's best score
@@ -536,6 +547,7 @@ class _Question:
         named = {stem for name in self.names for stem in name}
         in_order = [stem for stem in _stems(question) if stem in self.terms and stem not in named]
         self.focus = in_order[0] if in_order else None
+        self.question = question
 
     def grounded(self, folded_sentence: str) -> bool:
         """The sentence names something the question names (or the question names nothing):
@@ -562,10 +574,34 @@ class _Question:
         """Positions of the question's words in a sentence: with ``by_focus``, the focus's
         alone when the sentence has it (True), else every question word's (False)."""
         stems = [next(iter(search_terms(token)), "") for token, _, _ in tokens]
-        focus = [i for i, stem in enumerate(stems) if stem == self.focus] if by_focus else []
+        focus = [i for i, stem in enumerate(stems) if _says_focus(stem, self.focus)] if by_focus else []
         if focus:
             return focus, True
         return [i for i, stem in enumerate(stems) if stem in self.terms], False
+
+
+_VERB_ENDINGS = {"", "e", "s", "es", "d", "ed", "ing", "ten"}
+
+
+def _says_focus(stem: str, focus: str | None) -> bool:
+    """The word is the focus, or the verb of a focus that names a doer: the *director* is
+    who "directed", the *composer* who "composed", the *writer* whom it was "written" by."""
+    if focus is None:
+        return False
+    if stem == focus:
+        return True
+    root = focus[:-2] if len(focus) > 5 and focus.endswith(("er", "or")) else None
+    return root is not None and stem.startswith(root) and stem[len(root) :] in _VERB_ENDINGS
+
+
+def _chained(question: str, kind: str) -> bool:
+    """The question asks about someone it describes by their relation to what it names,
+    not for that someone: "Where did *the director of film X* die?", "Who is the father of
+    the director of film X?", "What nationality is X's husband?" (not "Who is the director
+    of film X?"). The answer is a hop past the sentence that names X."""
+    if _DESCRIBED.search(question) is None:
+        return False
+    return kind in (PLACE, TIME, NATIONALITY, NUMBER) or len(_RELATION.findall(question)) >= 2
 
 
 @lru_cache(maxsize=8)  # the parts of one question, and its options, read the same evidence
@@ -612,16 +648,18 @@ def state_answer(
     known: Callable[[str], bool] = lambda name: False,
     prevalence: Callable[[str], float] = lambda name: 0.0,
     kind: str | None = None,
+    headings: Mapping[str, str] | None = None,
 ) -> Statement | None:
     """The phrase that answers ``question`` among the (sentence, citation) ``candidates``
     (in evidence order), or None when the question asks for no phrase or none fits.
     ``type_of`` gives the index's entity type of a name, ``known`` whether the index holds
     it, ``prevalence`` the share of the collection's text units that mention it; ``kind``
-    the kind of phrase asked for, when not the question's form (``expected_kind``)."""
+    the kind of phrase asked for, when not the question's form (``expected_kind``);
+    ``headings`` the title line of each citation's passage that has one."""
     kind = kind or expected_kind(question)
     if kind is None or not candidates:
         return None
-    reading = _Reading(_Question(question, scorer), candidates, scorer, kind, type_of, known, prevalence)
+    reading = _Reading(_Question(question, scorer), candidates, scorer, kind, type_of, known, prevalence, headings)
     if not reading.ranked:
         return None
     if kind == QUOTE:
@@ -635,12 +673,15 @@ class _Reading:
     """One question read against its candidate sentences: how much of the question each
     sentence covers, and per phrase its best score in each sentence it was read from."""
 
-    def __init__(self, asked, candidates, scorer, kind, type_of, known, prevalence):
+    def __init__(self, asked, candidates, scorer, kind, type_of, known, prevalence, headings=None):
         self.asked, self.candidates, self.scorer, self.kind = asked, candidates, scorer, kind
         self.type_of, self.index_knows, self.prevalence = type_of, known, prevalence
+        # citation -> the title line of its passage, folded: whom the passage is about.
+        self.headings = {citation: heading.casefold() for citation, heading in (headings or {}).items()}
         self.terms = [term_set(sentence) for sentence, _ in candidates]
         self.folded = [sentence.casefold() for sentence, _ in candidates]
         self.kind_terms = frozenset(asked.terms & _KIND_NOUNS.get(kind, set()))
+        self.chained = _chained(asked.question, kind)
         # A relation said alike leads to the relative asked for ("When did Lothair II's
         # mother die?"); a question naming the kind of its answer ("What nationality is
         # Lamprocles's father?") is led by that, and the relation said alike would lead
@@ -724,6 +765,9 @@ class _Reading:
                 anchors = [*anchors, -1]  # the words of the sentence before stand just before its first
             placed = 1.0 if beside_focus or not by_focus else OFF_FOCUS_SHARE
             placed *= 1.0 if self.grounded[i] else UNGROUNDED_SHARE
+            # The sentence naming what a chained question names says who is described
+            # ("directed by Frank Lloyd"), rarely what is asked of them.
+            placed *= CHAINED_FIRST_HOP_SHARE if self.chained and self.grounded[i] else 1.0
             entry = _entry(self.candidates[i][0])
             for span in found:
                 # An entry's name is what all of its description says: beside every word of it.
@@ -762,7 +806,12 @@ class _Reading:
                 for j in range(len(self.candidates))
                 if self.candidates[j][1] in passages and spelled not in self.folded[j] and last.search(self.folded[j])
             ]
+        # A passage titled with the name is about it throughout ("She is the daughter of ...").
+        full += [j for j in range(len(self.candidates)) if self._titled(j, spelled) and j not in full]
         return [j for j in full if j != i]
+
+    def _titled(self, j: int, spelled: str) -> bool:
+        return self.headings.get(self.candidates[j][1]) == spelled and spelled not in self.folded[j]
 
     def says(self, j: int) -> frozenset[str]:
         """The question's terms sentence ``j`` says: its own words, the words naming the
@@ -789,7 +838,14 @@ class _Reading:
         """The phrases of sentence ``j``, reached from sentence ``i`` through ``bridge``."""
         tokens, found, _ = self.parse(j)
         spelled = bridge.text.casefold().split()
-        anchors = [k for k, (token, _, _) in enumerate(tokens) if token.casefold() in spelled]
+        if self._titled(j, bridge.text.casefold()):
+            # Not named in the sentence: the answer stands beside the words of the question
+            # or of the relation said alike ("the daughter of *Gian-Carlo Coppola*").
+            alike = set().union(*(group for group, _ in self.alike))
+            stems = [next(iter(search_terms(token)), "") for token, _, _ in tokens]
+            anchors = [k for k, stem in enumerate(stems) if stem in self.asked.terms or stem in alike]
+        else:
+            anchors = [k for k, (token, _, _) in enumerate(tokens) if token.casefold() in spelled]
         for span in found:
             if bridge.key in span.key or span.key in bridge.key:
                 continue

@@ -158,6 +158,7 @@ def compose(
         return _overview(overview or evidence, limit, lead, told)
     lines = [EXTRACTIVE_LABEL]
     names = {"type_of": graph.type_of, "known": graph.knows, "prevalence": graph.prevalence} if graph else {}
+    names["headings"] = _headings(evidence)
     lines += [statement.line() for statement in state_answers(question, candidates, scorer, **names)]
     if lead:
         lines.append(lead)
@@ -168,6 +169,15 @@ def compose(
             for name, sentence, citation in follow_bridges(question, evidence, picked, graph, name_scores)
         ]
     return "\n".join(lines)
+
+
+_HEADING = re.compile(r"^\s*([^\n.!?]{2,80}?)\s*\n\s*\n")
+
+
+def _headings(evidence: list[Evidence]) -> dict[str, str]:
+    """The title line of each passage that opens with one (an article's title): too short
+    to be quoted, it still says whom the passage is about."""
+    return {item.citation: match.group(1) for item in evidence if (match := _HEADING.match(item.text))}
 
 
 def _overview(items: list[Evidence], limit: int, lead: str, told: str) -> str:

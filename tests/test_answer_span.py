@@ -356,3 +356,33 @@ def test_places_located_in_the_same_country_are_compared_by_the_last_name_of_whe
         "Marufabad: Iran; Nasamkhrali: Georgia",
     )
     assert verdict("Are Vasilyevsky Island and Preobrazheniya Island located in the same country?")[0] == "Yes"
+
+
+def test_a_passage_titled_with_the_bridge_name_is_about_it_where_it_says_she_or_he():
+    # The second hop never spells the director's name: her article's title line does.
+    candidates = [
+        ("Lantern Bay is a 2013 drama film written and directed by Ida Moreau.", "Sources (1)"),
+        ("Ida Moreau (born 1987) is a French film director.", "Sources (2)"),
+        ("She is the daughter of the painter Paul Reyes and the niece of Anne Leclerc.", "Sources (2)"),
+    ]
+    question = "Who is the father of the director of film Lantern Bay?"
+    scorer = RelevanceScorer(question, [s for s, _ in candidates])
+    without_title = state_answer(question, candidates, scorer)
+    assert without_title is None or without_title.answer != "Paul Reyes"
+    statement = state_answer(question, candidates, scorer, headings={"Sources (2)": "Ida Moreau"})
+    assert statement.answer == "Paul Reyes" and statement.through == "Ida Moreau"
+
+
+def test_a_question_about_someone_described_by_a_relation_is_answered_past_the_sentence_naming_the_work():
+    # "1916" stands beside the film's name and the question's words, but the question asks
+    # when the director died: the answer is in the sentence about the director.
+    candidates = [
+        ("Paper Moons is a surviving 1916 silent comedy produced by Carl Ostby and directed by Hal Lund.", "Sources (1)"),
+        ("Hal Lund (2 February 1886 – 10 August 1960) was a British-born American film director.", "Sources (2)"),
+    ]
+    question = "What is the date of death of the director of film Paper Moons?"
+    statement = state_answer(question, candidates, RelevanceScorer(question, [s for s, _ in candidates]))
+    assert statement.answer == "10 August 1960" and statement.through == "Hal Lund"
+    # Asked for the director himself, the sentence naming the film answers.
+    asked = "Who is the director of film Paper Moons?"
+    assert state_answer(asked, candidates, RelevanceScorer(asked, [s for s, _ in candidates])).answer == "Hal Lund"
