@@ -377,7 +377,7 @@ def test_a_question_about_someone_described_by_a_relation_is_answered_past_the_s
     # "1916" stands beside the film's name and the question's words, but the question asks
     # when the director died: the answer is in the sentence about the director.
     candidates = [
-        ("Paper Moons is a surviving 1916 silent comedy produced by Carl Ostby and directed by Hal Lund.", "Sources (1)"),
+        ("Paper Moons is a 1916 silent comedy produced by Carl Ostby and directed by Hal Lund.", "Sources (1)"),
         ("Hal Lund (2 February 1886 – 10 August 1960) was a British-born American film director.", "Sources (2)"),
     ]
     question = "What is the date of death of the director of film Paper Moons?"
