@@ -693,6 +693,7 @@ class _Reading:
         ]
         self.parsed: dict[int, tuple] = {}
         self.support, self.grounded, self.led_in = [], [], []
+        self.read_with: list[frozenset[str]] = []  # the terms the support was read from
         for i, (_, citation) in enumerate(candidates):
             own = scorer.coverage_terms(self.terms[i])
             says = self.says(i) if own else self.terms[i]  # the kind's words alone cover nothing
@@ -701,9 +702,22 @@ class _Reading:
             follows = i > 0 and candidates[i - 1][1] == citation
             if follows and not _entry(candidates[i][0]):
                 with_previous = PREVIOUS_SENTENCE_SHARE * scorer.coverage_terms(says | self.terms[i - 1])
-            self.support.append(max(own, with_previous))
-            self.led_in.append(with_previous > own)  # the sentence before says what the question asks
-            self.grounded.append(asked.grounded(self.folded[i]) or (follows and asked.grounded(self.folded[i - 1])))
+            # A passage's title says what each of its sentences is about ("Dancing in the
+            # Rain (film)" over "Ples v dežju is a 1961 film directed by ...").
+            title = self.headings.get(citation, "")
+            with_title = PREVIOUS_SENTENCE_SHARE * scorer.coverage_terms(says | term_set(title)) if title else 0.0
+            support = max(own, with_previous, with_title)
+            self.support.append(support)
+            self.led_in.append(support > own)  # what stands before says what the question asks
+            if support == own:
+                self.read_with.append(says)
+            else:
+                self.read_with.append(says | (self.terms[i - 1] if support == with_previous else term_set(title)))
+            self.grounded.append(
+                asked.grounded(self.folded[i])
+                or (follows and asked.grounded(self.folded[i - 1]))
+                or bool(title and asked.grounded(title))
+            )
         covering = (i for i in range(len(candidates)) if self.support[i] > 0)
         self.ranked = sorted(covering, key=lambda i: -self.support[i])[:TOP_SENTENCES]
         self.wants_end = 1 if asked.terms & _ENDS else -1 if asked.terms & _STARTS else 0
@@ -786,7 +800,7 @@ class _Reading:
                 specific = 1 - self.prevalence(bridge.text)  # a name found everywhere links nothing
                 for j in self._about(bridge, i):
                     # Two sentences read together, the relation leading from one to the other.
-                    together = self.scorer.coverage_terms(self.said_alike(self.terms[i] | self.says(j)))
+                    together = self.scorer.coverage_terms(self.said_alike(self.read_with[i] | self.says(j)))
                     if together >= self.support[i] + MIN_BRIDGE_GAIN:
                         self._score_bridged(i, j, bridge, BRIDGE_DISCOUNT * specific * together)
 
@@ -816,10 +830,15 @@ class _Reading:
     def says(self, j: int) -> frozenset[str]:
         """The question's terms sentence ``j`` says: its own words, the words naming the
         kind asked for when it holds a phrase of that kind ("Socrates was a Greek
-        philosopher" says what "nationality" asks, without the word)."""
+        philosopher" says what "nationality" asks, without the word), and the event asked
+        about in any of its forms ("died" says what "die" and "death" ask)."""
+        said = self.terms[j]
         if self.kind_terms and self._holds_kind(j):
-            return self.terms[j] | self.kind_terms
-        return self.terms[j]
+            said = said | self.kind_terms
+        for event in (_ENDS, _STARTS):
+            if said & event and self.asked.terms & event:
+                said = said | (self.asked.terms & event)
+        return said
 
     def said_alike(self, terms: frozenset[str]) -> frozenset[str]:
         """The terms with the question's words they say alike (``_SAID_ALIKE``)."""

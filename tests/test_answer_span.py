@@ -386,3 +386,20 @@ def test_a_question_about_someone_described_by_a_relation_is_answered_past_the_s
     # Asked for the director himself, the sentence naming the film answers.
     asked = "Who is the director of film Paper Moons?"
     assert state_answer(asked, candidates, RelevanceScorer(asked, [s for s, _ in candidates])).answer == "Hal Lund"
+
+
+def test_a_first_hop_titled_with_the_works_name_leads_to_where_the_director_died():
+    # The film's passage calls it by its original title; its title line names it as asked.
+    # The director's passage says "died", the question "die".
+    candidates = [
+        ("Ples v dezju is a 1961 Slovene film directed by Bostjan Hladnik.", "Sources (1)"),
+        ("It is considered the first Slovenian film noir.", "Sources (1)"),
+        ("Bostjan Hladnik (30 January 1929 – 30 May 2006) was a Slovene filmmaker.", "Sources (2)"),
+        ("Hladnik was born in Kranj.", "Sources (2)"),
+        ("Hladnik died in Ljubljana in 2006.", "Sources (2)"),
+    ]
+    question = "Where did the director of film Dancing In The Rain (Film) die?"
+    scorer = RelevanceScorer(question, [s for s, _ in candidates])
+    headings = {"Sources (1)": "Dancing in the Rain (film)", "Sources (2)": "Bostjan Hladnik"}
+    statement = state_answer(question, candidates, scorer, headings=headings)
+    assert statement.answer == "Ljubljana" and statement.through == "Bostjan Hladnik"
