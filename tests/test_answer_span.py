@@ -403,3 +403,14 @@ def test_a_first_hop_titled_with_the_works_name_leads_to_where_the_director_died
     headings = {"Sources (1)": "Dancing in the Rain (film)", "Sources (2)": "Bostjan Hladnik"}
     statement = state_answer(question, candidates, scorer, headings=headings)
     assert statement.answer == "Ljubljana" and statement.through == "Bostjan Hladnik"
+
+
+def test_a_nationality_is_a_word_for_a_people_not_any_name_used_as_an_adjective():
+    candidates = [
+        ("Good Folk is a 2013 thriller film directed by Henrik Lund.", "Sources (1)"),
+        ("Henrik Lund (born 1959 in Gram) is a Danish film director.", "Sources (2)"),
+        ("Speaking about the Dogme restrictions, Lund called himself a visual director.", "Sources (2)"),
+    ]
+    question = "What nationality is the director of film Good Folk?"
+    statement = state_answer(question, candidates, RelevanceScorer(question, [s for s, _ in candidates]))
+    assert statement.answer == "Danish" and statement.through == "Henrik Lund"
