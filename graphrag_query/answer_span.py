@@ -160,6 +160,9 @@ _OPTIONS = re.compile(
     r"^(?P<head>.+?)(?:,\s*|\s+out of\s+|\s+between\s+)(?P<a>.+?)\s+(?:or|and)\s+(?P<b>[^?]+?)\s*\??\s*$",
     re.IGNORECASE,
 )
+_OPTIONS_OR = re.compile(
+    r"^(?P<head>.+?)(?:,\s*|\s+out of\s+|\s+between\s+)(?P<a>.+)\s+or\s+(?P<b>[^?]+?)\s*\??\s*$", re.IGNORECASE
+)
 # "Was A or B born first?"
 _OPTIONS_FIRST = re.compile(
     r"^(?P<verb>was|were|is|did)\s+(?P<a>.+?)\s+or\s+(?P<b>.+?)\s+(?P<head>(?:born|released|founded|established|"
@@ -172,7 +175,8 @@ def _choice(question: str) -> re.Match | None:
     """The question's head and options when it chooses between two ("..., A or B?",
     "Was A or B born first?")."""
     text = question.strip()
-    match = _OPTIONS_FIRST.match(text) or _OPTIONS.match(text)
+    # Options split at "or" before "and": a title may hold "and" ("Love, Honor And Oh-Baby!").
+    match = _OPTIONS_FIRST.match(text) or _OPTIONS_OR.match(text) or _OPTIONS.match(text)
     if match is None or not re.match(r"(?i)(which|who|was|were|is|did)\b", text):
         return None
     return match
@@ -483,11 +487,19 @@ def _time_spans(sentence: str, tokens: list[tuple[str, int, int]], names: list[_
     spans.sort(key=lambda span: span.start)
     for n in range(len(spans) - 1):
         first, second = spans[n], spans[n + 1]
-        if not (first.in_range or second.in_range) and _RANGE_DASH.match(
+        if not (first.in_range or second.in_range) and _ranges(
             sentence[tokens[first.end - 1][2] : tokens[second.start][1]]
         ):
             spans[n], spans[n + 1] = replace(first, in_range=-1), replace(second, in_range=1)
     return spans
+
+
+def _ranges(gap: str) -> bool:
+    """What stands between two dates makes them a span: a dash or "to", perhaps after the
+    place of the first ("8 May 1939, Namslau – 17 March 2006", "1690, in Dornburg – 1747")."""
+    return bool(
+        _RANGE_DASH.match(gap) or (len(gap) <= 40 and re.search(r"[-–—]\s*$", gap) and not re.search(r"[.;()]", gap))
+    )
 
 
 def _spans(sentence: str, kind: str, known: Callable[[str], bool]) -> tuple[list[_Span], list[_Span]]:

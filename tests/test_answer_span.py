@@ -414,3 +414,27 @@ def test_a_nationality_is_a_word_for_a_people_not_any_name_used_as_an_adjective(
     question = "What nationality is the director of film Good Folk?"
     statement = state_answer(question, candidates, RelevanceScorer(question, [s for s, _ in candidates]))
     assert statement.answer == "Danish" and statement.through == "Henrik Lund"
+
+
+def test_dates_with_the_place_of_birth_between_them_are_a_life_span():
+    sentences = [
+        *DISTRACTORS,
+        "Hugo Marek (8 May 1939, Namslau – 17 March 2006, Karlsbad) was a German historian.",
+        "Lev Garin (7 September 1947 – 29 November 1975) was a Soviet chess player.",
+    ]
+    candidates = [(sentence, f"Sources ({number})") for number, sentence in enumerate(sentences)]
+    question = "Who lived longer, Hugo Marek or Lev Garin?"
+    [statement] = state_answers(question, candidates, RelevanceScorer(question, sentences))
+    assert statement.answer == "Hugo Marek" and "8 May 1939 to 17 March 2006" in statement.line()
+
+
+def test_the_options_of_a_choice_are_split_at_or_before_and():
+    sentences = [
+        *DISTRACTORS,
+        "Love, Honor and Oh-Baby! is a 1940 comedy film.",
+        "I Cover the Underworld is a 1955 crime film.",
+    ]
+    candidates = [(sentence, f"Sources ({number})") for number, sentence in enumerate(sentences)]
+    question = "Which film came out first, Love, Honor And Oh-Baby! or I Cover The Underworld?"
+    [statement] = state_answers(question, candidates, RelevanceScorer(question, sentences))
+    assert statement.answer == "Love, Honor And Oh-Baby!"
