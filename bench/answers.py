@@ -75,6 +75,7 @@ def ask_all(reader, questions) -> dict:
                     "refused": row["refused"],
                     "context_tokens": row["context_tokens"],
                     "seconds": row["seconds"],
+                    "characters": len(row["answer"]),  # a longer answer holds more
                 }
             )
         by_kind = {}
@@ -90,6 +91,7 @@ def ask_all(reader, questions) -> dict:
             "by_kind": by_kind,
             "refusals": sum(row["refused"] for row in rows),
             "median_context_tokens": statistics.median(row["context_tokens"] for row in rows),
+            "median_answer_characters": statistics.median(row["characters"] for row in rows),
             "median_seconds": round(statistics.median(row["seconds"] for row in rows), 3),
             "questions": rows,
         }
@@ -108,8 +110,8 @@ def graph_figures(reader) -> dict:
 def table(figures: dict) -> str:
     lines = [
         "| mode | local: answer contains | multihop: contains | global: expected words | refusals | "
-        "context tokens (median) | seconds (median) |",
-        "|---|---|---|---|---|---|---|",
+        "context tokens (median) | seconds (median) | answer characters (median) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for mode, data in figures.items():
         kinds = data["by_kind"]
@@ -117,7 +119,7 @@ def table(figures: dict) -> str:
             f"| {mode} | {kinds['local']['contains']}/{kinds['local']['questions']} | "
             f"{kinds['multihop']['contains']}/{kinds['multihop']['questions']} | "
             f"{kinds['global']['global_words']:.0%} | {data['refusals']}/27 | {data['median_context_tokens']:.0f} | "
-            f"{data['median_seconds']:.2f} |"
+            f"{data['median_seconds']:.2f} | {data['median_answer_characters']:.0f} |"
         )
     return "\n".join(lines)
 
@@ -137,14 +139,16 @@ def ask_2wiki(work: Path, reuse: bool) -> dict:
 
 def wiki_table(wiki: dict) -> str:
     lines = [
-        "| mode | budget | answer contains | stated answer | refusals | gold present | tokens (median) |",
-        "|---|---|---|---|---|---|---|",
+        "| mode | budget | answer contains | stated answer | refusals | gold present | tokens (median) "
+        "| answer characters (mean) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for mode, data in wiki["figures"].items():
         for budget, figures in data["budgets"].items():
             lines.append(
                 f"| {mode} | {int(budget) // 1000}k | {figures['contains']:.0%} | {figures['stated']:.0%} | "
-                f"{figures['refused']:.0%} | {figures['gold_present']:.1%} | {figures['context_tokens_median']:.0f} |"
+                f"{figures['refused']:.0%} | {figures['gold_present']:.1%} | {figures['context_tokens_median']:.0f} "
+                f"| {figures['characters']:.0f} |"
             )
     return "\n".join(lines)
 

@@ -310,7 +310,9 @@ class Tallies:
 
     def __init__(self, budgets, modes):
         self.runs = {m: {b: {"present": [], "tokens": [], "seconds": []} for b in budgets} for m in modes}
-        self.answered = {m: {b: {"contains": [], "stated": [], "refused": []} for b in budgets} for m in modes}
+        self.answered = {
+            m: {b: {"contains": [], "stated": [], "refused": [], "characters": []} for b in budgets} for m in modes
+        }
         self.no_sources: dict[str, int] = {m: 0 for m in modes}
         self.per_question: list[dict] = []
         self.rankings: list[list] = []
@@ -373,6 +375,7 @@ def ask_every_mode(reader, modes_api, questions, budgets, modes, detail_budget, 
                     measured["contains"].append(contains_answer(result.answer, question["answers"]))
                     measured["stated"].append(contains_answer(stated_lines(result.answer), question["answers"]))
                     measured["refused"].append(result.answer == NO_DATA_ANSWER)
+                    measured["characters"].append(len(result.answer))  # a longer answer holds more
                 run["tokens"].append(result.usage.context_tokens)
                 run["seconds"].append(seconds)
                 if budget == detail_budget:

@@ -13,7 +13,7 @@ from graphrag_common.lexical import has_cjk
 from graphrag_common.sentences import reading_sentences
 
 from .answer_span import state_answers
-from .relevance import RelevanceScorer
+from .relevance import RelevanceScorer, term_set
 from .result import EXTRACTIVE_LABEL, NO_DATA_ANSWER
 
 
@@ -67,18 +67,38 @@ def _candidates(evidence: list[Evidence]) -> list[tuple[str, str]]:
     return [(sentence, citation) for sentence, citation in found if sentence not in cut]
 
 
+PAIR_SHARE = 0.85  # two sentences read together cover more, and are discounted for it
+
+
 def best_sentences(
     candidates: list[tuple[str, str]], scorer: RelevanceScorer, limit: int = 6
 ) -> list[tuple[str, str, int]]:
-    """(sentence, citation, score) of the most relevant distinct sentences, best first."""
+    """(sentence, citation, score) of the most relevant distinct sentences, best first. A
+    sentence and the next of its passage are quoted together when together they cover the
+    question better ("... this domestic ball broke up. Mr. and Mrs. Fezziwig took their
+    stations ..."): a scene often says who in one sentence and what in the next."""
     scored, seen = [], set()
     for order, (sentence, citation) in enumerate(candidates):
         if sentence in seen:
             continue
         seen.add(sentence)
-        scored.append((scorer.score(sentence), -order, sentence, citation))
+        own = scorer.score(sentence)
+        following = candidates[order + 1] if order + 1 < len(candidates) else None
+        if following is not None and following[1] == citation:
+            together = round(PAIR_SHARE * scorer.score_terms(term_set(sentence) | term_set(following[0])))
+            if together > max(own, scorer.score(following[0])):
+                scored.append((together, -order, (sentence, following[0]), citation))
+                continue
+        scored.append((own, -order, (sentence,), citation))
     scored.sort(reverse=True)
-    return [(sentence, citation, score) for score, _, sentence, citation in scored[:limit] if score > 0]
+    picked, quoted = [], set()
+    for score, _, parts, citation in scored:
+        if score <= 0 or len(picked) == limit:
+            break
+        if not quoted.intersection(parts):
+            quoted.update(parts)
+            picked.append((" ".join(parts), citation, score))
+    return picked
 
 
 MAX_BRIDGES = 3
@@ -109,7 +129,8 @@ def follow_bridges(
     bridges = dict(sorted(bridges.items(), key=lambda item: order(item[0]))[:MAX_BRIDGES])
     if not bridges:
         return []
-    used = {sentence for sentence, _, _ in picked}
+    quoted = [sentence for sentence, _, _ in picked]  # a quote may be two sentences
+    used = {s for s, _ in _candidates(evidence) if any(s in quote for quote in quoted)}
     candidates = [(s, c) for s, c in dict.fromkeys(_candidates(evidence)) if s not in used]
     # Only sentences that spell a bridge's name can mention it: a cheap test first.
     spelled = [(s, c) for s, c in candidates if any(surface.casefold() in s.casefold() for surface in bridges.values())]

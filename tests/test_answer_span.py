@@ -438,3 +438,20 @@ def test_the_options_of_a_choice_are_split_at_or_before_and():
     question = "Which film came out first, Love, Honor And Oh-Baby! or I Cover The Underworld?"
     [statement] = state_answers(question, candidates, RelevanceScorer(question, sentences))
     assert statement.answer == "Love, Honor And Oh-Baby!"
+
+
+def test_a_sentence_and_the_next_of_its_passage_are_quoted_together_when_together_they_answer():
+    from graphrag_query.extractive import Evidence, compose
+
+    scene = (
+        "The fiddler played until late. When the clock struck eleven, this domestic ball broke up. "
+        "Mr. and Mrs. Fezziwig took their stations on either side of the door, wishing everyone a Merry Christmas."
+    )
+    other = "The weather was cold and foggy, and Christmas was near for the whole of the city."
+    answer = compose("Who gave the Christmas ball?", [Evidence(scene, "Sources (1)"), Evidence(other, "Sources (2)")])
+    assert (
+        "- When the clock struck eleven, this domestic ball broke up. Mr. and Mrs. Fezziwig took their stations"
+        in answer
+    )
+    # Each sentence is quoted once: not again on its own.
+    assert answer.count("this domestic ball broke up") == 1
