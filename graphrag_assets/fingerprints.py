@@ -36,7 +36,7 @@ CODE_VERSIONS = {
     "reading": 1,
     "chunking": 4,
     "extraction": 5,
-    "graph": 4,
+    "graph": 5,
     "clustering": 1,
     "reports": 3,
     "embeddings": 1,
