@@ -347,7 +347,11 @@ class _Sentence:
             )
             # Ordinary words a long document capitalises for emphasis: "a great piece of
             # Cold Boiled", "the Invisible World", "Every One".
-            return shouted or all(self._function_word(k) or self._not_spelled_as_name(k) for k in words)
+            return (
+                shouted
+                or all(self._function_word(k) or self._not_spelled_as_name(k) for k in words)
+                or self._of_no_name(words)
+            )
         k = words[0]
         bare = self.bare[k]
         if bare in NOT_NOUN_WORDS or is_office(bare) or _CONTRACTION.search(self.texts[k]):
@@ -364,6 +368,21 @@ class _Sentence:
             and bare.endswith(("ing", "ed", "ly"))
             and after < len(self.texts)
             and self.texts[after][0].islower()
+        )
+
+    def _of_no_name(self, words: list[int]) -> bool:
+        """ "X of [the] Y" with one word X is a capitalised description when a long document
+        does not spell Y as a name: "Founder of the Feast", "Genius of the Weather"; not
+        "Ghost of Christmas Past", "City of London", nor a name its own words type ("Isle
+        of Man")."""
+        if self.known_capitalised is None or len(words) < 3 or self.lower[words[1]] != "of":
+            return False
+        of_what = [k for k in words[2:] if not self._function_word(k)]
+        return (
+            bool(of_what)
+            and all(self._not_spelled_as_name(k) for k in of_what)
+            and self._name_type(words) is None
+            and not is_place(self._surface(words))
         )
 
     def _not_spelled_as_name(self, k: int) -> bool:
