@@ -47,7 +47,8 @@ STAGES = tuple(CODE_VERSIONS)
 # Version 1 is every index recorded before the version was hashed (no "rules" key).
 # 2: an office with no holder is no entity
 # 3: in a long document, "X of the Y" is no name when Y is none ("Founder of the Feast")
-OFFLINE_EXTRACTION_RULES = 3
+# 4: in a long document, a common noun heading several names is none ("the Ghost")
+OFFLINE_EXTRACTION_RULES = 4
 STAGE_ASSETS = {
     "reading": ("documents",),
     "chunking": ("text_units",),
