@@ -36,7 +36,7 @@ CODE_VERSIONS = {
     "reading": 1,
     "chunking": 4,
     "extraction": 5,
-    "graph": 4,
+    "graph": 5,
     "clustering": 1,
     "reports": 3,
     "embeddings": 1,
@@ -45,7 +45,10 @@ STAGES = tuple(CODE_VERSIONS)
 # What the offline extraction's rules make, versioned apart from the stage's code so that a
 # change to the rules redoes offline indexes only: a model index keeps its paid extraction.
 # Version 1 is every index recorded before the version was hashed (no "rules" key).
-OFFLINE_EXTRACTION_RULES = 2  # 2: an office with no holder is no entity
+# 2: an office with no holder is no entity
+# 3: in a long document, "X of the Y" is no name when Y is none ("Founder of the Feast")
+# 4: in a long document, a common noun heading several names is none ("the Ghost")
+OFFLINE_EXTRACTION_RULES = 4
 STAGE_ASSETS = {
     "reading": ("documents",),
     "chunking": ("text_units",),

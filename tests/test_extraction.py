@@ -335,6 +335,41 @@ def test_a_long_document_does_not_make_names_of_exclamations_adjectives_or_empha
     assert "Poor Bob" in set(short["title"])
 
 
+def test_a_long_document_makes_no_name_of_one_word_of_what_it_does_not_spell_as_a_name():
+    paragraph = (
+        "Mrs. Cratchit called him the Founder of the Feast, as if the Genius of the Weather sat above the feast, "
+        "a great feast in cold weather, in wet weather. The Ghost of Christmas Past took him, past Jacob Marley, "
+        "to the City of London. He then sailed to the Isle of Man, where a man and his men waited, an old man, "
+        "for the Ghost of Jacob Marley."
+    )
+    records, _ = extract_offline(_units([_story(paragraph)], chunks=[0]))
+    titles = set(records["title"])
+    # "Feast" and "Weather" are lower-case words of the story: what is of them is described.
+    assert not titles & {"Founder of the Feast", "Genius of the Weather", "Founder", "Genius"}
+    # Of a name, or a name its own words type, stays a name.
+    assert {"Ghost of Christmas Past", "City of London", "Ghost of Jacob Marley", "Isle of Man"} <= titles
+    # A short document is no evidence either way.
+    short, _ = extract_offline(_units(["Mrs. Cratchit called him the Founder of the Feast."]))
+    assert "Founder of the Feast" in set(short["title"])
+
+
+def test_a_long_document_makes_no_name_of_a_description_several_names_share():
+    paragraph = (
+        "Scrooge saw the Ghost of Christmas Past, and later the Ghost of Jacob Marley, a ghost in chains. "
+        "Then the Ghost spoke to him. The Phantom, a silent phantom, stood by the door."
+    )
+    records, _ = extract_offline(_units([_story(paragraph)], chunks=[0]))
+    titles = set(records["title"])
+    # "the Ghost" is whichever ghost is there: a common noun that heads several names.
+    assert "Ghost" not in titles
+    assert {"Ghost of Christmas Past", "Ghost of Jacob Marley"} <= titles
+    # "the Phantom" is no word of another name: it names the one phantom of the story.
+    assert "Phantom" in titles
+    # A short document is no evidence either way.
+    short, _ = extract_offline(_units(["Then the Ghost spoke to the Ghost of Christmas Past."]))
+    assert "Ghost" in set(short["title"])
+
+
 def test_a_name_of_a_name_is_split_into_two_related_names():
     records, relationships = extract_offline(
         _units(

@@ -13,8 +13,9 @@ one entity only on evidence, which becomes the pair's ``reason``:
   not "George S"/"Georges");
 - "inflection": word for word the same but for a plural, in lower-case phrases
   ("leading actor"/"leading actors"); a name's plural only where the two occur together
-  and the plural is written as one ("the Cratchits"): "inflection in same text unit" (or
-  "... document"). "Rolling Stone"/"Rolling Stones", "Andrew"/"Andrews" stay apart;
+  and the plural is written as one, after "the" or a count ("the Cratchits", "seven
+  Christmas Eves ago"): "inflection in same text unit" (or "... document"). "Rolling
+  Stone"/"Rolling Stones", "Andrew"/"Andrews" stay apart;
 - "abbreviation": word for word the same but for a word the shorter name abbreviates
   with a full stop after three letters or more ("Xiamen Univ."/"Xiamen University"; "Mr."
   is no "Mrs") or conventionally ("St"/"Saint");
@@ -33,6 +34,10 @@ one entity only on evidence, which becomes the pair's ``reason``:
   the initials of exactly one other name, the two occurring together
   ("NASA"/"National Aeronautics and Space Administration"): an acronym elsewhere in a
   corpus is too often another name's;
+- "hyphenated compound in same text unit" (or "... document"): a name joined by a hyphen
+  to lower-case words the corpus also writes on their own ("Christmas-time", "New
+  York-based") and that name, occurring together, the name written without the hyphen
+  too; not "Kim Ki-duk" and "Kim Ki", nor "Chow Yun" of a spaced "Chow Yun- fat";
 - "alias in same text unit" (or "... document"): a one-word name, not a common word, is
   the first or last name of exactly one full name (names only: not "Old Fezziwig", "Duke
   of Buckingham") in the corpus, one of the two is a person, and they occur together:
@@ -110,6 +115,7 @@ ALIAS = "alias"
 INITIALS = "initials"
 STYLE = "style dropped"
 VARIANT = "spelling variant, same context"
+COMPOUND = "hyphenated compound"
 
 
 @dataclass(frozen=True)
@@ -180,7 +186,14 @@ _TITLE_WORD = re.compile(r"[^\s,;:()\[\]]+")
 _INNER_MARK = re.compile(r"(?<=\w)['’\-‐](?!s\b)(?=\w)")
 _ABBREVIATED = re.compile(r"([^\W\d_]+)\.")
 _LOWER_WORD = r"\b[a-z]+\b"
+# A lower-case word standing on its own, not the syllable after a hyphen, spaced or not
+# ("duk" of "Kim Ki-duk", "hwa" of "Jung Sung- hwa").
+_WHOLE_LOWER_WORD = re.compile(r"(?<![\w-])(?<!-\s)[a-z]+\b")
 _CONTEXT_WORD = re.compile(r"[^\W\d_]{3,}")
+# "Christmas-time": a name, a hyphen, lower-case words.
+_LOWER_CASE_TAIL = re.compile(r"(?P<name>.*[^\W\d_])-(?P<tail>[a-z]+(?:-[a-z]+)*)")
+# A number before a name makes it a plural of things counted ("seven Christmas Eves").
+_COUNT = r"\d+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred|many|several"
 
 
 class Name(NamedTuple):
@@ -548,11 +561,59 @@ def _acronyms(names: dict[str, Name]) -> dict[tuple[str, str], str]:
     return found
 
 
+def _compounds(
+    records: pl.DataFrame, names: dict[str, Name], settings: ResolutionSettings
+) -> dict[tuple[str, str], str]:
+    """A name joined by a hyphen to common lower-case words ("Christmas-time", "New
+    York-based") and that name ("Christmas", "New York"), when the two occur together and
+    the name is also written on its own: the compound is the name used as a modifier.
+    "Kim Ki-duk" ends with a syllable, no word; "Chow Yun" is only ever the start of "Chow
+    Yun- fat" in a source that spaces its hyphens."""
+    common = _whole_lowercase_words(records)
+    candidates = []
+    for compound in names.values():
+        match = _LOWER_CASE_TAIL.fullmatch(compound.title)
+        if match is None or not match["name"][0].isupper():  # "blind man's-buff" is no name
+            continue
+        if not all(len(word) >= 3 and word in common for word in match["tail"].split("-")):  # not "Mortagne-au"
+            continue
+        name = names.get(name_key(match["name"]))
+        if (
+            name is not None
+            and len(name.key) >= settings.min_name_length
+            and _compatible(name, compound)
+            and (where := _together(name, compound))
+        ):
+            candidates.append((name, compound, where))
+    context = _context(records, {name.key for name, _, _ in candidates})
+    return {
+        _pair(name, compound): f"{COMPOUND} in same {where}"
+        for name, compound, where in candidates
+        if _written_on_its_own(name, context)
+    }
+
+
+def _written_on_its_own(name: Name, context: dict[str, dict[str, list[str]]]) -> bool:
+    """A text unit writes the name without a hyphen after it ("Christmas," not only
+    "Christmas-time")."""
+    alone = re.compile(re.escape(name.title.casefold()) + r"(?![\w'’]|\s*-)")
+    return any(alone.search(d) for descriptions in context[name.key].values() for d in descriptions)
+
+
 def _lowercase_words(records: pl.DataFrame) -> set[str]:
     """The words the descriptions use in lower case: common words, not names ("day" in
     "Christmas Day", "old" in "Old Fezziwig")."""
     found = records.select(pl.col("description").unique().str.extract_all(_LOWER_WORD).explode().unique())
     return set(found.to_series().drop_nulls().to_list())
+
+
+def _whole_lowercase_words(records: pl.DataFrame) -> set[str]:
+    """The lower-case words the descriptions write on their own, not after a hyphen."""
+    return {
+        word
+        for description in records["description"].unique().drop_nulls()
+        for word in _WHOLE_LOWER_WORD.findall(description)
+    }
 
 
 def _aliases(names: dict[str, Name], common: set[str]) -> dict[tuple[str, str], tuple[str, float]]:
@@ -611,9 +672,10 @@ def _context(records: pl.DataFrame, keys: set[str]) -> dict[str, dict[str, list[
 
 
 def _written_as_plural(name: Name, context: dict[str, dict[str, list[str]]]) -> bool:
-    """Most text units that mention a plural name write it as a plural ("the Cratchits")."""
+    """Most text units that mention a plural name write it as a plural: after "the" or a
+    count ("the Cratchits", "seven Christmas Eves ago")."""
     written = re.sub(r"^the\s+", "", name.title.casefold())  # the title may hold its article
-    plural = re.compile(r"\bthe " + re.escape(written) + r"\b")
+    plural = re.compile(rf"\b(?:the|{_COUNT}) " + re.escape(written) + r"\b")
     units = context[name.key].values()
     return 2 * sum(any(plural.search(d) for d in descriptions) for descriptions in units) >= len(units) > 0
 
@@ -671,6 +733,7 @@ def candidate_pairs(records: pl.DataFrame, settings: ResolutionSettings = Resolu
         _initials(names),
         _styles_dropped(names),
         _acronyms(names),
+        _compounds(records, names, settings),
     ):
         for pair, reason in found.items():
             pairs.setdefault(pair, (reason, 1.0))

@@ -142,10 +142,12 @@ class _Sentence:
         known_lowercase: set[str],
         known_names: Sequence[str],
         known_capitalised: set[str] | None = None,
+        known_descriptions: set[str] = frozenset(),
     ):
         self.text = text
         self.known_lowercase = known_lowercase
         self.known_capitalised = known_capitalised
+        self.known_descriptions = known_descriptions
         matches = list(_TOKEN.finditer(text))
         self.texts = [m.group() for m in matches]
         self.starts = [m.start() for m in matches]
@@ -347,13 +349,19 @@ class _Sentence:
             )
             # Ordinary words a long document capitalises for emphasis: "a great piece of
             # Cold Boiled", "the Invisible World", "Every One".
-            return shouted or all(self._function_word(k) or self._not_spelled_as_name(k) for k in words)
+            return (
+                shouted
+                or all(self._function_word(k) or self._not_spelled_as_name(k) for k in words)
+                or self._of_no_name(words)
+            )
         k = words[0]
         bare = self.bare[k]
         if bare in NOT_NOUN_WORDS or is_office(bare) or _CONTRACTION.search(self.texts[k]):
             return True
         if self._not_spelled_as_name(k):
             return True  # "Hallo!", "Introduce him to me", "cold, rigid, dreadful Death"
+        if bare in self.known_descriptions:
+            return True  # "the Ghost", shared by "Ghost of Christmas Past" and "Ghost of Jacob Marley"
         if not self._clause_start(k):
             return False
         # A clause's first word the document also writes in lower case, or an -ing/-ed/-ly
@@ -364,6 +372,21 @@ class _Sentence:
             and bare.endswith(("ing", "ed", "ly"))
             and after < len(self.texts)
             and self.texts[after][0].islower()
+        )
+
+    def _of_no_name(self, words: list[int]) -> bool:
+        """ "X of [the] Y" with one word X is a capitalised description when a long document
+        does not spell Y as a name: "Founder of the Feast", "Genius of the Weather"; not
+        "Ghost of Christmas Past", "City of London", nor a name its own words type ("Isle
+        of Man")."""
+        if self.known_capitalised is None or len(words) < 3 or self.lower[words[1]] != "of":
+            return False
+        of_what = [k for k in words[2:] if not self._function_word(k)]
+        return (
+            bool(of_what)
+            and all(self._not_spelled_as_name(k) for k in of_what)
+            and self._name_type(words) is None
+            and not is_place(self._surface(words))
         )
 
     def _not_spelled_as_name(self, k: int) -> bool:
@@ -768,6 +791,38 @@ def capitalised_vocabulary(text: str) -> set[str] | None:
     return {word for word, n in inside.items() if n >= lower[word]}
 
 
+# A name as a long document writes it: capitalised words, with "of", "the" or "of the"
+# between them ("Ghost of Christmas Past", "Marley's Ghost").
+_CAPITALISED_WORD = r"[A-Z][^\W_]*(?:['’\-][^\W_]+)*"
+_NAME_RUN = re.compile(rf"{_CAPITALISED_WORD}(?:[ \t]*\n?[ \t]+(?:(?:of|the|of the)[ \t]+)?{_CAPITALISED_WORD})+")
+_AFTER_THE = re.compile(rf"\b[Tt]he[ \t]*\n?[ \t]+({_CAPITALISED_WORD})")
+
+
+def shared_descriptions(text: str, capitalised: set[str] | None) -> set[str]:
+    """The common nouns a long document (``capitalised``: what it spells as names, see
+    ``capitalised_vocabulary``) capitalises as a description several names share: written
+    in lower case too, after "the" ("the Ghost", "the Spirit"), and the head of two or
+    more longer names ("Ghost of Christmas Past", "Ghost of Jacob Marley", "Marley's
+    Ghost"). "the Ghost" is whichever of them is there, and so no name of one; "Present"
+    of "Ghost of Christmas Present" is no head."""
+    if capitalised is None:
+        return set()
+    after_the = {_bare(word) for word in _AFTER_THE.findall(text)} & capitalised
+    common_nouns = {_bare(word) for word in _WORD.findall(text) if word.islower() and _bare(word) in after_the}
+    headed: dict[str, set[str]] = {word: set() for word in common_nouns}
+    for run in _NAME_RUN.findall(text):
+        words = [_bare(word) for word in run.split()]
+        while words and words[0] in STOPWORDS:  # "The Ghost" opening a sentence is no longer name
+            words = words[1:]
+        while words and words[-1] in STOPWORDS:
+            words = words[:-1]
+        if len(words) > 1:
+            head = words[words.index("of", 1) - 1] if "of" in words[1:] else words[-1]
+            if head in headed:
+                headed[head].add(" ".join(words))
+    return {word for word, names in headed.items() if len(names) >= 2}
+
+
 def _matchable(name: str) -> bool:
     """A known name is matched in text only if it has a capitalised word that is not a
     function word: a film titled "Her" must not claim every sentence-initial "Her"."""
@@ -779,18 +834,22 @@ def english_mentions(
     known_lowercase: set[str] | None = None,
     known_names: Sequence[str] = (),
     known_capitalised: set[str] | None = None,
+    known_descriptions: set[str] = frozenset(),
 ) -> list[Mention]:
     """Mentions in the sentences; ``known_lowercase`` is the lower-case vocabulary of the
     whole document (defaults to that of the sentences themselves); ``known_names`` are
     found as written, before any rule (a document's title), with their surface as title;
-    ``known_capitalised`` is what ``capitalised_vocabulary`` found in the whole document."""
+    ``known_capitalised`` and ``known_descriptions`` are what ``capitalised_vocabulary``
+    and ``shared_descriptions`` found in the whole document."""
     if known_lowercase is None:
         known_lowercase = lowercase_vocabulary("".join(sentences))
     known = [name for name in dict.fromkeys(known_names) if _matchable(name)]
     mentions: list[Mention] = []
     for index, sentence in enumerate(sentences):
         sentence = sentence.strip()
-        mentions.extend(_Sentence(sentence, known_lowercase, known, known_capitalised).mentions(index))
+        mentions.extend(
+            _Sentence(sentence, known_lowercase, known, known_capitalised, known_descriptions).mentions(index)
+        )
         mentions.extend(_noun_phrases(sentence, index))
     return mentions
 

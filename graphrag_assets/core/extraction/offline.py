@@ -28,7 +28,14 @@ from graphrag_common.sentences import split_sentences
 from ...configuration import check, default_of
 from ..content import GRAPH_LIMIT, WRAPPING_COLUMNS
 from .chinese import chinese_mentions, has_chinese
-from .english import Mention, capitalised_vocabulary, english_mentions, lowercase_vocabulary, name_type
+from .english import (
+    Mention,
+    capitalised_vocabulary,
+    english_mentions,
+    lowercase_vocabulary,
+    name_type,
+    shared_descriptions,
+)
 from .names import name_key
 from .records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS, UNTYPED, majority_type
 from .typing_rules import lead_definition_type, qualifier_type, style_suffix_type
@@ -98,9 +105,10 @@ def mentions_of(
     known_lowercase: set[str] | None = None,
     known_names: tuple[str, ...] = (),
     known_capitalised: set[str] | None = None,
+    known_descriptions: set[str] = frozenset(),
 ) -> tuple[list[str], list[Mention]]:
     sentences = _sentences(text)
-    mentions = english_mentions(sentences, known_lowercase, known_names, known_capitalised)
+    mentions = english_mentions(sentences, known_lowercase, known_names, known_capitalised, known_descriptions)
     if has_chinese(text):
         mentions += chinese_mentions(sentences)
     return sentences, mentions
@@ -232,26 +240,35 @@ def document_pairs(names: int) -> int:
     return names * (names - 1) // 2
 
 
-def _vocabularies(text_units: pl.DataFrame) -> dict[str, tuple[set[str], set[str]]]:
-    """document id -> (its lower-case words, the words it capitalises inside a sentence).
-    A capitalised word is a name only if its document never uses it in lower case and, in
-    a long document, capitalises it inside a sentence somewhere."""
+Vocabulary = tuple[set[str], set[str] | None, set[str]]
+
+
+def _vocabularies(text_units: pl.DataFrame) -> dict[str, Vocabulary]:
+    """document id -> (its lower-case words, the words it capitalises inside a sentence,
+    the descriptions it capitalises). A capitalised word is a name only if its document
+    never uses it in lower case and, in a long document, capitalises it inside a sentence
+    somewhere, and is no description several of its names share."""
     return {
-        row["document_id"]: (lowercase_vocabulary(text), capitalised_vocabulary(text))
+        row["document_id"]: _vocabulary(text)
         for row in text_units.group_by("document_id").agg("text").iter_rows(named=True)
         if (text := " ".join(row["text"]))
     }
 
 
+def _vocabulary(text: str) -> Vocabulary:
+    capitalised = capitalised_vocabulary(text)
+    return lowercase_vocabulary(text), capitalised, shared_descriptions(text, capitalised)
+
+
 def _unit_records(
-    unit: dict, given: str | None, vocabulary: tuple[set[str], set[str]], has_order: bool
+    unit: dict, given: str | None, vocabulary: Vocabulary, has_order: bool
 ) -> tuple[list[dict], list[dict]]:
     """The entity records (one per name) and relationship records of one text unit;
     ``given``: its document's given title."""
     name = split_title(given)[0] if given else None
     text = _body(unicodedata.normalize("NFC", unit["text"]), given)
-    lowercase, capitalised = vocabulary
-    sentences, mentions = mentions_of(text, lowercase, (name,) if name else (), capitalised)
+    lowercase, capitalised, descriptions = vocabulary
+    sentences, mentions = mentions_of(text, lowercase, (name,) if name else (), capitalised, descriptions)
     tidy = [_tidy(s) for s in sentences]
     by_key: dict[str, list[Mention]] = defaultdict(list)
     for mention in mentions:
