@@ -521,12 +521,12 @@ _TYPE_FIT = {
 }
 _UNTYPED_FIT = 0.7
 ADJECTIVE_SHARE = 0.3  # "American" asked where someone was born
-NOT_ADJECTIVE_SHARE = 0.5
+NOT_ADJECTIVE_SHARE = 0.5  # "America" asked for a nationality
 # The endings of the words for a people or a country's citizens ("Danish", "American",
 # "Chinese", "French", "Israeli", "Icelandic"): "the Dogme restrictions", "the UK charts"
 # use a name as an adjective, but not one that says a nationality.
 _DEMONYM = re.compile(r"(?:an|sh|ese|ch|i|ic|ek|ss)$")
-NOT_DEMONYM_SHARE = 0.5  # "America" asked for a nationality
+NOT_DEMONYM_SHARE = 0.5  # "Dogme" asked for a nationality
 PERSON_AS_NATIONALITY_SHARE = 0.25  # the performer asked about is no answer to where they are from
 NO_PREPOSITION_SHARE = 0.7  # a place not written "in/at/near/from X"
 DATE_AS_NAME_SHARE = 0.1  # a named day ("Christmas Day") asked for as a person or a place
