@@ -48,7 +48,8 @@ STAGES = tuple(CODE_VERSIONS)
 # 2: an office with no holder is no entity
 # 3: in a long document, "X of the Y" is no name when Y is none ("Founder of the Feast")
 # 4: in a long document, a common noun heading several names is none ("the Ghost")
-OFFLINE_EXTRACTION_RULES = 4
+# 5: an honorific stays on a name that is a function word without it ("Dr. Who")
+OFFLINE_EXTRACTION_RULES = 5
 STAGE_ASSETS = {
     "reading": ("documents",),
     "chunking": ("text_units",),

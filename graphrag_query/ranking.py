@@ -148,7 +148,8 @@ class MentionGraph:
     def mentions_in(self, text: str) -> dict[int, str]:
         """Names the text contains as whole words, with their surface form (CJK names: as
         a substring, Chinese having no spaces); the longest match wins where matches
-        overlap, and a one-word name must be capitalised ("Paris", not "state" or "film")."""
+        overlap, and a one-word name must be capitalised ("Paris", not "state" or "film"), and
+        a name of function words not only as the text's first word ("Who is ...?")."""
         surface = word_tokens(text)
         tokens = [fold(t) for t in surface]
         matches: list[tuple[int, int, int]] = []  # (start, end, name)
@@ -158,6 +159,9 @@ class MentionGraph:
                 if tuple(tokens[start:end]) != name:
                     continue
                 if len(name) == 1 and not (surface[start][0].isupper() or surface[start][0].isdigit()):
+                    continue
+                # A text's first word is capitalised whatever it is: "Who is ..." names no "Who".
+                if start == 0 and all(token in FUNCTION_WORDS for token in name):
                     continue
                 wanted = self.capitalised[position]
                 if wanted and not any(surface[start + i][0].isupper() for i in wanted):

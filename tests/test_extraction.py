@@ -43,6 +43,8 @@ def test_english_proper_nouns_with_types_and_connectors():
     titles = _titles(mentions)
     assert {"Mara Ellison", "Harbor Institute", "Port Calder", "Ghost of Christmas Past", "Verrin River"} <= titles
     assert "Tobias Renn" in titles  # the honorific marks a person and is not part of the name
+    # ... unless without it the name is a function word: "Dr. Who" is no "Who".
+    assert {"Dr. Who", "Peter Cushing"} <= _titles(english_mentions(["It stars Peter Cushing as Dr. Who."]))
     assert _titles(mentions, "ORGANIZATION") >= {"Harbor Institute"}
     assert _titles(mentions, "GEO") >= {"Port Calder", "Verrin River"}
     assert _titles(mentions, "PERSON") >= {"Tobias Renn", "Clara"}

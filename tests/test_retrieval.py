@@ -100,6 +100,15 @@ def test_a_capitalised_name_is_not_matched_by_the_same_words_in_lower_case():
     assert found("When did Unesco list it?") == {"unesco"}  # a title in capitals says nothing of case
 
 
+def test_a_question_word_opening_the_question_is_no_name():
+    # An index may hold a name made of function words ("Who", from a film's "Dr. Who"):
+    # the capital of a question's first word says nothing, so "Who is ..." does not name it.
+    graph = _graph({"u1": ["who", "rome"]}, {"who": "Who", "rome": "Rome"})
+    found = lambda question: {graph.name_keys[n] for n in graph.names_in(question)}  # noqa: E731
+    assert found("Who is the mayor of Rome?") == {"rome"}
+    assert found("Which doctor did Peter Cushing play, Who or House?") == {"who"}
+
+
 def test_the_walk_reaches_the_second_hop_through_the_name_the_first_hop_mentions():
     # "Where was the director of Blue Harbour born?": the film's passage names its director,
     # the director's own passage says where she was born; a passage sharing only common

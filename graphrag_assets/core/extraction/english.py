@@ -730,10 +730,12 @@ class _Sentence:
             return place, (self._name_type(place) or default) if place else None
         if bare[0] not in HONORIFICS:
             return words, name_type
+        # "Dr. Jekyll" is Jekyll, but "Dr. Who" is no "Who": a function word is a name only
+        # with its honorific.
         while (
             len(words) > 1
             and self.bare[words[0]] in DROPPED_HONORIFICS
-            and not all(self.bare[k] in HONORIFICS for k in words[1:])
+            and not all(self.bare[k] in HONORIFICS | STOPWORDS for k in words[1:])
         ):
             words = words[1:]
         if len(words) == 1 and self.bare[words[0]] in HONORIFICS:
