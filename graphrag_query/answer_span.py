@@ -117,6 +117,8 @@ class Statement:
         quoted = f'"{self.support.sentence}" [Data: {self.support.citation}]'
         if self.bridge is None:
             return f"{stated}, from {quoted}"
+        if self.through is None:  # read from the scene around the sentence that covers the question
+            return f'{stated}, from the passage that says "{self.bridge.sentence}", where {quoted}'
         return (
             f'{stated}, through {self.through}: "{self.bridge.sentence}" [Data: {self.bridge.citation}], then {quoted}'
         )
@@ -541,6 +543,8 @@ REPEATS = 2  # how many further sentences count: a name found everywhere is not 
 MIN_BRIDGE_GAIN = 0.15  # the share of the question the second sentence must add to the first's
 WRONG_END_SHARE = 0.3  # the birth date of a question about a death
 NO_EVENT_SHARE = 0.3  # a date in a sentence without the event asked about
+SCENE_SHARE = 0.5  # a time or place the passage gives, not the sentence covering the question
+SCENE_REACH = 4  # sentences apart at which a scene's time or place counts half as much
 TOP_SENTENCES = 25
 TOP_BRIDGE_SENTENCES = 8
 
@@ -683,6 +687,8 @@ def state_answer(
         return _state_quotation(reading.asked, candidates, reading.terms, scorer)
     reading.score_one_hop()
     reading.score_two_hops()
+    if not reading.scores and kind in (TIME, PLACE):
+        reading.score_scenes()
     return reading.best()
 
 
@@ -821,6 +827,22 @@ class _Reading:
                     together = self.scorer.coverage_terms(self.said_alike(self.read_with[i] | self.says(j)))
                     if together >= self.support[i] + MIN_BRIDGE_GAIN:
                         self._score_bridged(i, j, bridge, BRIDGE_DISCOUNT * specific * together)
+
+    def score_scenes(self) -> None:
+        """When and where a narrative's scene happens is said once, not in each of its
+        sentences ("... in honour of its being Christmas Eve" pages before the ghost comes):
+        with no sentence covering the question holding a time or place, the nearest one in
+        the passages of the best covering sentences."""
+        for i in [i for i in self.ranked if self.grounded[i]][:TOP_BRIDGE_SENTENCES]:
+            citation = self.candidates[i][1]
+            for j in range(len(self.candidates)):
+                if j == i or self.candidates[j][1] != citation:
+                    continue
+                near = 1 / (1 + abs(i - j) / SCENE_REACH)
+                for span in self.parse(j)[1]:
+                    score = self.support[i] * SCENE_SHARE * near * self.fit(span) * self.end_fit(span, self.terms[j])
+                    statement = Statement(span.text, Support(*self.candidates[j]), bridge=Support(*self.candidates[i]))
+                    self.record(span, j, score, statement)
 
     def _about(self, bridge: _Span, i: int) -> list[int]:
         """The sentences (but ``i``) that name the bridge: spelled in full, or by the last

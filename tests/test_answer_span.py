@@ -455,3 +455,26 @@ def test_a_sentence_and_the_next_of_its_passage_are_quoted_together_when_togethe
     )
     # Each sentence is quoted once: not again on its own.
     assert answer.count("this domestic ball broke up") == 1
+
+
+def test_a_scene_says_its_time_once_and_a_when_question_about_it_reads_it_from_the_passage():
+    # No sentence about the visit says when it is; the scene's passage does, earlier on.
+    scene = [
+        "The shop closed early, for it was Midsummer Eve, and the apprentices ran home.",
+        "Halloran walked to his rooms through the empty market.",
+        "He lit no candle, and sat by the fire with his gruel.",
+        "There, the ghost of old Wendle came through the locked door and spoke to Halloran.",
+    ]
+    candidates = [(sentence, "Sources (4)") for sentence in scene]
+    candidates += [("Wendle's ghost visits Halloran once more in 1899, they say.", "Sources (9)")]
+    question = "On what night does Wendle's ghost visit Halloran?"
+    statement = state_answer(question, candidates, RelevanceScorer(question, [s for s, _ in candidates]))
+    # A sentence that covers the question and holds a date answers from itself...
+    assert statement.answer == "1899"
+    statement = state_answer(question, candidates[:-1], RelevanceScorer(question, scene))
+    # ... without one, the scene's own time answers, quoted with the sentence it came from.
+    assert statement.answer == "Midsummer Eve"
+    assert "from the passage that says" in statement.line() and "Midsummer Eve, and the apprentices" in statement.line()
+    # A passage of another scene gives no time to this one.
+    other = [(scene[0], "Sources (1)"), *[(sentence, "Sources (4)") for sentence in scene[1:]]]
+    assert state_answer(question, other, RelevanceScorer(question, scene)) is None
