@@ -63,7 +63,7 @@ _RANGE_DASH = re.compile(r"^\s*(?:[-–—]|to|until)\s*$")
 _ENDS = set(search_terms("die died death dies end ended until"))
 # "What does Scrooge *reply* ...": the words someone speaks, as the text quotes them.
 _SPEECH_ASKED = set(search_terms("reply say answer respond retort exclaim cry shout whisper tell"))
-_SPEECH_VERBS = (
+SPEECH_VERBS = (
     "said|says|replied|replies|returned|answered|cried|exclaimed|asked|whispered|shouted|rejoined|retorted|"
     "responded|observed|added|muttered|faltered|resumed|continued|demanded|inquired|growled|interrupted|pursued"
 )
@@ -932,9 +932,9 @@ def _spoken_by(sentence: str, speakers: list[str]) -> str | None:
     Scrooge's nephew" is someone else."""
     names = "|".join(re.escape(name) for name in speakers)
     said = re.search(
-        rf"(?i),?['’\"”]?\s*\b(?:{_SPEECH_VERBS})\s+(?:the\s+)?(?:{names})\b(?!['’]s)(?:\s+\w+ly)?[,.]?\s*",
+        rf"(?i),?['’\"”]?\s*\b(?:{SPEECH_VERBS})\s+(?:the\s+)?(?:{names})\b(?!['’]s)(?:\s+\w+ly)?[,.]?\s*",
         sentence,
-    ) or re.search(rf"(?i)\b(?:{names})\s+(?:{_SPEECH_VERBS})\b[,:]?\s*", sentence)
+    ) or re.search(rf"(?i)\b(?:{names})\s+(?:{SPEECH_VERBS})\b[,:]?\s*", sentence)
     if said is None or not re.search(r"['‘\"“]", sentence):
         return None
     words = f"{sentence[: said.start()]} {sentence[said.end() :]}"

@@ -6,13 +6,15 @@ sentences come from, so nobody mistakes it for a model's synthesis."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from types import MappingProxyType
 
 from graphrag_common.lexical import has_cjk
 from graphrag_common.sentences import reading_sentences
 
-from .answer_span import state_answers
+from .answer_span import SPEECH_VERBS, state_answers
 from .relevance import RelevanceScorer, term_set
 from .result import EXTRACTIVE_LABEL, NO_DATA_ANSWER
 
@@ -35,6 +37,9 @@ def _clean(sentence: str) -> str:
 
 
 MIN_SENTENCE_CHARS = 20
+# A speaker's name: capitalised words, perhaps after a title ("Mrs. Cratchit"), not a
+# possessive ("said Scrooge's nephew" is the nephew).
+_NAME = r"(?:(?:Mr|Mrs|Ms|Dr)\.\s+)?[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*(?!['’\w-])"
 
 
 @lru_cache(maxsize=1024)  # ~5 MB of text units at most
@@ -68,24 +73,53 @@ def _candidates(evidence: list[Evidence]) -> list[tuple[str, str]]:
 
 
 PAIR_SHARE = 0.85  # two sentences read together cover more, and are discounted for it
+SPEAKER_SHARE = 0.85  # a sentence of speech read with who speaks it, discounted alike
+
+_SPEAKER = re.compile(rf"\b(?:{SPEECH_VERBS})\s+(?:the\s+)?({_NAME})|(?<=[,'’\"”]\s)({_NAME})\s+(?:{SPEECH_VERBS})\b")
+
+
+@lru_cache(maxsize=1024)
+def _speakers(text: str) -> dict[str, str]:
+    """Sentence -> who speaks it, for the sentences of a paragraph of speech that does not
+    name its one speaker in each sentence: "'A merrier Christmas, Bob! I'll raise your
+    salary ...'" is Scrooge's when its paragraph says "said Scrooge"."""
+    spoken: dict[str, str] = {}
+    for paragraph in re.split(r"\n\s*\n", text):
+        if not re.search(r"['‘\"“]", paragraph):
+            continue
+        names = {next(name for name in match.groups() if name) for match in _SPEAKER.finditer(paragraph)}
+        if len(names) == 1:
+            (name,) = names
+            spoken.update((s, name) for s in _quotable_sentences(paragraph) if name not in s)
+    return spoken
 
 
 def best_sentences(
-    candidates: list[tuple[str, str]], scorer: RelevanceScorer, limit: int = 6
+    candidates: list[tuple[str, str]],
+    scorer: RelevanceScorer,
+    limit: int = 6,
+    speakers: Mapping[str, str] = MappingProxyType({}),
 ) -> list[tuple[str, str, int]]:
     """(sentence, citation, score) of the most relevant distinct sentences, best first. A
     sentence and the next of its passage are quoted together when together they cover the
     question better ("... this domestic ball broke up. Mr. and Mrs. Fezziwig took their
-    stations ..."): a scene often says who in one sentence and what in the next."""
+    stations ..."): a scene often says who in one sentence and what in the next. A sentence
+    of speech is read with who speaks it (``speakers``, see ``_speakers``)."""
     scored, seen = [], set()
+
+    def read(sentence: str) -> frozenset[str]:
+        return term_set(sentence) | term_set(speakers[sentence]) if sentence in speakers else term_set(sentence)
+
     for order, (sentence, citation) in enumerate(candidates):
         if sentence in seen:
             continue
         seen.add(sentence)
         own = scorer.score(sentence)
+        if sentence in speakers:
+            own = max(own, round(SPEAKER_SHARE * scorer.score_terms(read(sentence))))
         following = candidates[order + 1] if order + 1 < len(candidates) else None
         if following is not None and following[1] == citation:
-            together = round(PAIR_SHARE * scorer.score_terms(term_set(sentence) | term_set(following[0])))
+            together = round(PAIR_SHARE * scorer.score_terms(read(sentence) | read(following[0])))
             if together > max(own, scorer.score(following[0])):
                 scored.append((together, -order, (sentence, following[0]), citation))
                 continue
@@ -169,7 +203,8 @@ def compose(
     item, not refused: the evidence was retrieved for it, so it is what the index has."""
     candidates = _candidates(evidence)
     scorer = RelevanceScorer(question, [sentence for sentence, _ in candidates] or [question])
-    picked = best_sentences(candidates, scorer, limit)
+    speakers = {sentence: name for item in evidence for sentence, name in _speakers(item.text).items()}
+    picked = best_sentences(candidates, scorer, limit, speakers)
     if not picked:
         if not scorer.generic:
             return NO_DATA_ANSWER

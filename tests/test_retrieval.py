@@ -162,6 +162,31 @@ def test_the_offline_answer_follows_the_bridge_name_to_the_second_hop():
     assert "Following Marco Vela" not in answer
 
 
+def test_a_sentence_of_speech_is_read_with_who_speaks_it():
+    # The raise is promised in a sentence that names neither Wendle nor the day: its
+    # paragraph's "said Wendle" says who promises it. Sentences naming Halloran and the
+    # feast, but not Wendle, would otherwise come first.
+    scene = (
+        "Halloran came in late, and hung up his hat.\n\n"
+        "'A merry Midwinter, Halloran!' said Wendle, clapping him on the back. 'I have been a "
+        "hard master these ten years. I'll double your wages from this very day, my good fellow!'\n\n"
+        "Halloran could not believe his ears."
+    )
+    evidence = [
+        Evidence(scene, "Sources (1)"),
+        *[
+            Evidence(f"Halloran spent Midwinter day number {n} at home with his children.", f"Sources ({n + 2})")
+            for n in range(6)
+        ],
+    ]
+    answer = compose("What does Wendle do for Halloran on Midwinter day?", evidence, limit=3)
+    assert "I'll double your wages from this very day, my good fellow!" in answer
+    # Without a speaker named in its paragraph, a sentence is read alone.
+    unattributed = evidence[1:] + [Evidence(scene.replace("said Wendle", "came the reply"), "Sources (1)")]
+    answer = compose("What does Wendle do for Halloran on Midwinter day?", unattributed, limit=3)
+    assert "double your wages" not in answer
+
+
 def test_relevance_ignores_framing_words_and_accepts_several_question_terms_at_lower_coverage():
     from graphrag_query.relevance import RelevanceScorer
 
