@@ -49,7 +49,8 @@ STAGES = tuple(CODE_VERSIONS)
 # 3: in a long document, "X of the Y" is no name when Y is none ("Founder of the Feast")
 # 4: in a long document, a common noun heading several names is none ("the Ghost")
 # 5: an honorific stays on a name that is a function word without it ("Dr. Who")
-OFFLINE_EXTRACTION_RULES = 5
+# 6: in a long document, an oath or greeting is no name ("God bless us!"); counts read overlaps once
+OFFLINE_EXTRACTION_RULES = 6
 STAGE_ASSETS = {
     "reading": ("documents",),
     "chunking": ("text_units",),

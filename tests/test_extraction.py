@@ -12,6 +12,7 @@ from graphrag_assets.core.extraction.names import name_key
 from graphrag_assets.core.extraction.offline import (
     MAX_SENTENCE_CHARS,
     SENTENCES_PER_RECORD,
+    document_text,
     extract_offline,
     split_title,
 )
@@ -370,6 +371,29 @@ def test_a_long_document_makes_no_name_of_a_description_several_names_share():
     # A short document is no evidence either way.
     short, _ = extract_offline(_units(["Then the Ghost spoke to the Ghost of Christmas Past."]))
     assert "Ghost" in set(short["title"])
+
+
+def test_a_long_document_makes_no_name_of_an_oath_or_a_greeting():
+    paragraph = (
+        "'God bless us!' cried Tiny Tim at the table on Christmas Day. 'Merry Christmas!' said Bob to Scrooge, "
+        "and Scrooge wished him a merry Christmas in return. 'Good Heaven!' said Fezziwig. 'Scrooge!' cried "
+        "Bob. Scrooge went home from a good Christmas dinner, and Scrooge slept."
+    )
+    records, _ = extract_offline(_units([_story(paragraph)], chunks=[0]))
+    titles = set(records["title"])
+    # Phrases used mostly to open an exclamation are oaths and greetings.
+    assert not titles & {"God", "Heaven", "Merry Christmas"}
+    # A name called out now and then ("Scrooge!") is named more often otherwise.
+    assert {"Tiny Tim", "Bob", "Scrooge", "Fezziwig", "Christmas", "Christmas Day"} <= titles
+    # A short document is no evidence either way.
+    short, _ = extract_offline(_units(["'God bless us!' cried Tiny Tim to God."]))
+    assert "God" in set(short["title"])
+
+
+def test_a_document_is_read_once_where_its_text_units_overlap():
+    units = ["Marley was dead: to begin with. There is no doubt", "There is no doubt whatever about that."]
+    assert document_text(units) == "Marley was dead: to begin with. There is no doubt whatever about that."
+    assert document_text(["First part.", "Second part."]) == "First part. Second part."
 
 
 def test_a_name_of_a_name_is_split_into_two_related_names():

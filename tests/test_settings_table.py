@@ -162,7 +162,7 @@ def test_fingerprints_of_existing_indexes_are_unchanged(unset_environment):
     recorded = {
         "reading": "v1/84dc02947872837e",
         "chunking": "v4/467a5dba7490c009",
-        "extraction": "v5/2b77825044e728c3",  # offline rules 5 (OFFLINE_EXTRACTION_RULES)
+        "extraction": "v5/572efcd8ade4dd52",  # offline rules 6 (OFFLINE_EXTRACTION_RULES)
         "graph": "v5/8121cd01ec51bf96",
         "clustering": "v1/8b31b465e7cee29e",
         "reports": "v3/a52e94e1e72df895",
@@ -239,7 +239,7 @@ RECORDED_BY_CONFIGURATION = {
     "model with claims": "v5/9df3f698cb2abfd8 v5/04c0557d18a88a52 v3/5e1a442c9e5268df v1/e4ac4e4a2977c80e",
     "model with unconfirmed merges": "v5/e4ff6f1ef3e4a9f6 v5/0167c0ec05727089 v3/5e1a442c9e5268df v1/e4ac4e4a2977c80e",
     "model with model embeddings": "v5/e4ff6f1ef3e4a9f6 v5/04c0557d18a88a52 v3/5e1a442c9e5268df v1/abcb1db043f171f1",
-    "offline with model embeddings": "v5/2b77825044e728c3 v5/8121cd01ec51bf96 v3/a52e94e1e72df895 v1/abcb1db043f171f1",
+    "offline with model embeddings": "v5/572efcd8ade4dd52 v5/8121cd01ec51bf96 v3/a52e94e1e72df895 v1/abcb1db043f171f1",
 }
 
 

@@ -28,6 +28,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from graphrag_common.sentences import split_sentences
+
 from .gazetteer import is_place, is_region
 from .stopwords import GROUP_ADJECTIVES, NOT_NOUN_WORDS, STOPWORDS
 from .typing_rules import (
@@ -353,6 +355,7 @@ class _Sentence:
                 shouted
                 or all(self._function_word(k) or self._not_spelled_as_name(k) for k in words)
                 or self._of_no_name(words)
+                or " ".join(self.bare[k] for k in words) in self.known_descriptions  # "Merry Christmas"
             )
         k = words[0]
         bare = self.bare[k]
@@ -361,7 +364,7 @@ class _Sentence:
         if self._not_spelled_as_name(k):
             return True  # "Hallo!", "Introduce him to me", "cold, rigid, dreadful Death"
         if bare in self.known_descriptions:
-            return True  # "the Ghost", shared by "Ghost of Christmas Past" and "Ghost of Jacob Marley"
+            return True  # "the Ghost", shared by "Ghost of Christmas Past" and "Ghost of Jacob Marley"; "God bless us!"
         if not self._clause_start(k):
             return False
         # A clause's first word the document also writes in lower case, or an -ing/-ed/-ly
@@ -823,6 +826,46 @@ def shared_descriptions(text: str, capitalised: set[str] | None) -> set[str]:
             if head in headed:
                 headed[head].add(" ".join(words))
     return {word for word, names in headed.items() if len(names) >= 2}
+
+
+# A sentence that ends in an exclamation mark (before any closing quote), and the run of
+# capitalised words it opens with, after any quotation mark.
+_EXCLAMATION = re.compile(r"!['’\"”)]*\s*$")
+_OPENING = re.compile(rf"^[\s'‘\"“(]*({_CAPITALISED_WORD}(?:[ \t]+{_CAPITALISED_WORD})*)")
+MIN_INTERJECTION_USES = 3
+INTERJECTION_SHARE = 0.4  # of a phrase's uses, those opening an exclamation
+
+
+def interjections(text: str, capitalised: set[str] | None, lowercase: set[str]) -> set[str]:
+    """The capitalised phrases (bare words joined by spaces) a long document uses mostly
+    to open an exclamation: "God bless us!", "God forbid!", "Good Heaven!", "Merry
+    Christmas!" are oaths and greetings, not names. A character is called out too
+    ("Jacob!"), but named far more often otherwise; so at least MIN_INTERJECTION_USES uses,
+    INTERJECTION_SHARE of them opening an exclamation. A leading word the document writes
+    in lower case ("Good", "Merry") may be part of the phrase or not: both are counted."""
+    if capitalised is None:
+        return set()
+    opened: Counter[tuple[str, ...]] = Counter()
+    for sentence in split_sentences(text):
+        if _EXCLAMATION.search(sentence) and (opening := _OPENING.match(sentence)):
+            words = tuple(opening.group(1).split())
+            while words and len(words[0]) <= 2 and len(words) > 1:  # "O God!", "Oh Lord!"
+                words = words[1:]
+            opened[words] += 1
+            plain = words
+            while len(plain) > 1 and _bare(plain[0]) in lowercase:
+                plain = plain[1:]
+            if plain != words:
+                opened[plain] += 1
+    found = set()
+    for words, count in opened.items():
+        if count < INTERJECTION_SHARE * MIN_INTERJECTION_USES:
+            continue
+        written = re.compile(r"(?<![\w'’-])" + r"\s+".join(map(re.escape, words)) + r"(?![\w'’-])")
+        uses = len(written.findall(text))
+        if uses >= MIN_INTERJECTION_USES and count >= INTERJECTION_SHARE * uses:
+            found.add(" ".join(_bare(word) for word in words))
+    return found
 
 
 def _matchable(name: str) -> bool:

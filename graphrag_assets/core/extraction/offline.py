@@ -32,6 +32,7 @@ from .english import (
     Mention,
     capitalised_vocabulary,
     english_mentions,
+    interjections,
     lowercase_vocabulary,
     name_type,
     shared_descriptions,
@@ -245,19 +246,48 @@ Vocabulary = tuple[set[str], set[str] | None, set[str]]
 
 def _vocabularies(text_units: pl.DataFrame) -> dict[str, Vocabulary]:
     """document id -> (its lower-case words, the words it capitalises inside a sentence,
-    the descriptions it capitalises). A capitalised word is a name only if its document
-    never uses it in lower case and, in a long document, capitalises it inside a sentence
-    somewhere, and is no description several of its names share."""
+    the capitalised phrases that are no names). A capitalised word is a name only if its
+    document never uses it in lower case and, in a long document, capitalises it inside a
+    sentence somewhere, and is no description several of its names share nor an
+    interjection ("God bless us!")."""
+    ordered = text_units.sort("chunk_index") if "chunk_index" in text_units.columns else text_units
     return {
         row["document_id"]: _vocabulary(text)
-        for row in text_units.group_by("document_id").agg("text").iter_rows(named=True)
-        if (text := " ".join(row["text"]))
+        for row in ordered.group_by("document_id", maintain_order=True).agg("text").iter_rows(named=True)
+        if (text := document_text(row["text"]))
     }
+
+
+OVERLAP_PROBE = 16  # characters of a text unit's start looked for in the end of the one before
+
+
+def document_text(units: list[str]) -> str:
+    """A document's text from its text units in order, each unit's overlap with the one
+    before left out: the document-wide counts of the vocabularies (how often a word is
+    capitalised, how often a phrase opens an exclamation) count each passage once, not
+    twice where chunks overlap."""
+    text = ""
+    for unit in units:
+        text = _joined(text, unit) if text else unit
+    return text
+
+
+def _joined(text: str, unit: str) -> str:
+    """The text with the unit after it, less the longest end of the text the unit starts with."""
+    probe = unit[:OVERLAP_PROBE]
+    start = text.find(probe, max(len(text) - len(unit), 0))
+    while start >= 0:
+        if unit.startswith(text[start:]):
+            return text + unit[len(text) - start :]
+        start = text.find(probe, start + 1)
+    return f"{text} {unit}"
 
 
 def _vocabulary(text: str) -> Vocabulary:
     capitalised = capitalised_vocabulary(text)
-    return lowercase_vocabulary(text), capitalised, shared_descriptions(text, capitalised)
+    lowercase = lowercase_vocabulary(text)
+    not_names = shared_descriptions(text, capitalised) | interjections(text, capitalised, lowercase)
+    return lowercase, capitalised, not_names
 
 
 def _unit_records(
