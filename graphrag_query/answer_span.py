@@ -22,6 +22,7 @@ from functools import lru_cache
 
 from graphrag_common.lexical import FUNCTION_WORDS, fold, search_terms
 
+from .kinship import kinship_chain, relatives
 from .relevance import RelevanceScorer, term_set
 
 PERSON, PLACE, TIME, NUMBER, NAME, NATIONALITY, QUOTE = (
@@ -111,17 +112,20 @@ class Statement:
     through: str | None = None
     bridge: Support | None = None
     detail: str = ""  # what the answer was chosen over ("1954, against Grey Coast: 1961")
+    # Hops read before this statement's own: a relative's relative (``kinship``).
+    earlier: tuple[tuple[str, Support], ...] = ()
 
     def line(self) -> str:
         stated = f"Answer: {self.answer}" + (f" — {self.detail}" if self.detail else "")
         quoted = f'"{self.support.sentence}" [Data: {self.support.citation}]'
-        if self.bridge is None:
-            return f"{stated}, from {quoted}"
-        if self.through is None:  # read from the scene around the sentence that covers the question
-            return f'{stated}, from the passage that says "{self.bridge.sentence}", where {quoted}'
-        return (
-            f'{stated}, through {self.through}: "{self.bridge.sentence}" [Data: {self.bridge.citation}], then {quoted}'
-        )
+        led = "".join(f'through {name}: "{read.sentence}" [Data: {read.citation}], then ' for name, read in self.hops())
+        if self.bridge is not None and self.through is None:  # read from the scene around the covering sentence
+            return f'{stated}, {led}from the passage that says "{self.bridge.sentence}", where {quoted}'
+        return f"{stated}, {led}{quoted}" if led else f"{stated}, from {quoted}"
+
+    def hops(self) -> tuple[tuple[str, Support], ...]:
+        """The names the answer was reached through, each with the sentence it was read from."""
+        return self.earlier + (((self.through, self.bridge),) if self.through is not None else ())
 
 
 _NEXT_QUESTION = re.compile(r",?\s+and\s+(?=(?:who|whom|what|when|where|which|how)\b)|(?<=\?)\s+", re.IGNORECASE)
@@ -150,10 +154,58 @@ def state_answers(
         if _choice(part)
         else same_or_not(part, candidates, **names)
         if _SAME.match(part.strip())
-        else state_answer(part, candidates, scorer_of(part), **names)
+        else _through_relative(part, candidates, **names) or state_answer(part, candidates, scorer_of(part), **names)
         for part in parts
     )
     return [statement for statement in found if statement is not None]
+
+
+_ALIAS = re.compile(r"\s+\([^()]*\)$")
+NEARER_TRIED = 3  # nearer relatives followed, in evidence order (the first wife, the second)
+
+
+def _through_relative(question: str, candidates: Sequence[tuple[str, str]], **names) -> Statement | None:
+    """A question about someone's relative ("Who is X's paternal grandfather?", "Where did
+    X's father die?"), answered one relation at a time (``kinship``): who X's father is,
+    whose son he was, then the question asked of that one. The relatives of each hop are
+    tried in evidence order (a second marriage's father-in-law). None when the question
+    asks about no relative or no chain of them answers it."""
+    chain = kinship_chain(question)
+    if chain is None:
+        return None
+    headings = names.get("headings") or {}
+    sentences = [sentence for sentence, _ in candidates]
+    named, earlier = chain.named, ()
+    if chain.described:  # "the mother of the director of film X": who the director is, first
+        who = f"Who is {chain.named}?"
+        first = state_answer(who, candidates, RelevanceScorer(who, sentences), kind=PERSON, **names)
+        if first is None:
+            return None
+        named = _ALIAS.sub("", first.answer)
+        earlier = (*first.hops(), (named, first.support))
+    for hops in _relatives_along(chain.relations, named, candidates, headings):
+        relative, support = hops[-1]
+        if chain.asks_who:
+            return Statement(relative, support, earlier=(*earlier, *hops[:-1]))
+        then = chain.then(relative)
+        asked = state_answer(then, candidates, RelevanceScorer(then, sentences), one_hop=True, **names)
+        if asked is not None and fold(_ALIAS.sub("", asked.answer)) not in {fold(relative), fold(named)}:
+            return replace(asked, earlier=(*earlier, *hops, *asked.earlier))
+    return None
+
+
+def _relatives_along(
+    relations: Sequence[str], named: str, candidates: Sequence[tuple[str, str]], headings: Mapping[str, str]
+):
+    """Each chain of relatives ``relations`` leads to from ``named``, as (name, the sentence
+    saying it) per hop, the nearer relatives tried in evidence order."""
+    for name, sentence, citation in relatives(relations[0], named, candidates, headings)[:NEARER_TRIED]:
+        hop = ((name, Support(sentence, citation)),)
+        if len(relations) == 1:
+            yield hop
+        else:
+            for rest in _relatives_along(relations[1:], name, candidates, headings):
+                yield hop + rest
 
 
 _EARLIER = set(search_terms("first earlier earliest older oldest before sooner"))
@@ -670,13 +722,15 @@ def state_answer(
     prevalence: Callable[[str], float] = lambda name: 0.0,
     kind: str | None = None,
     headings: Mapping[str, str] | None = None,
+    one_hop: bool = False,
 ) -> Statement | None:
     """The phrase that answers ``question`` among the (sentence, citation) ``candidates``
     (in evidence order), or None when the question asks for no phrase or none fits.
     ``type_of`` gives the index's entity type of a name, ``known`` whether the index holds
     it, ``prevalence`` the share of the collection's text units that mention it; ``kind``
     the kind of phrase asked for, when not the question's form (``expected_kind``);
-    ``headings`` the title line of each citation's passage that has one."""
+    ``headings`` the title line of each citation's passage that has one; ``one_hop`` reads
+    no bridge (the question names whom it asks about, reached already)."""
     kind = kind or expected_kind(question)
     if kind is None or not candidates:
         return None
@@ -686,7 +740,8 @@ def state_answer(
     if kind == QUOTE:
         return _state_quotation(reading.asked, candidates, reading.terms, scorer)
     reading.score_one_hop()
-    reading.score_two_hops()
+    if not one_hop:
+        reading.score_two_hops()
     if not reading.scores and kind in (TIME, PLACE):
         reading.score_scenes()
     return reading.best()
