@@ -1,0 +1,128 @@
+"""Questions about someone's relative, read one relation at a time: plain functions over
+evidence sentences (fictional people throughout)."""
+
+import pytest
+
+from graphrag_query.answer_span import state_answers
+from graphrag_query.kinship import kinship_chain, relatives
+from graphrag_query.relevance import RelevanceScorer
+
+
+@pytest.mark.parametrize(
+    ("question", "named", "relations", "then"),
+    [
+        ("Who is Oskar Brandt's paternal grandfather?", "Oskar Brandt", ("father", "father"), "Who is Z?"),
+        ("Who is the father-in-law of Ida Vell?", "Ida Vell", ("spouse", "father"), "Who is Z?"),
+        ("Who is Godric Iii's stepmother?", "Godric Iii", ("father", "wife"), "Who is Z?"),
+        ("Who is the mother-in-law of Anna Lind?", "Anna Lind", ("spouse", "mother"), "Who is Z?"),
+        (
+            "Where was the paternal grandfather of Anna Lund born?",
+            "Anna Lund",
+            ("father", "father"),
+            "Where was Z born?",
+        ),
+        (
+            "Where was the place of death of Maurice, Prince Of Tessin's father?",
+            "Maurice, Prince Of Tessin",
+            ("father",),
+            "Where was the place of death of Z?",
+        ),
+        (
+            "Who is the mother of the director of film Grey Coast?",
+            "the director of film Grey Coast",
+            ("mother",),
+            "Who is Z?",
+        ),
+    ],
+)
+def test_a_question_about_a_relative_is_read_as_the_relations_from_the_one_it_names(question, named, relations, then):
+    chain = kinship_chain(question)
+    assert (chain.named, chain.relations, chain.then("Z")) == (named, relations, then)
+
+
+@pytest.mark.parametrize("question", ["Who is known as the father of modern physics?", "Where was Oskar Brandt born?"])
+def test_a_question_about_no_ones_relative_has_no_chain(question):
+    assert kinship_chain(question) is None
+
+
+def test_a_relative_is_read_from_words_said_of_the_sentences_subject_not_of_another_named_there():
+    candidates = [
+        # "daughter of" here is the wife's, not Tomas Brandt's.
+        ("Tomas Brandt married Clara Holm, the only daughter of Erik Holm.", "Sources (1)"),
+        ("Tomas Brandt (1801 – 1870), son of Viktor Brandt and Elsa Moll, was a Danish shipowner.", "Sources (1)"),
+    ]
+    assert [name for name, _, _ in relatives("father", "Tomas Brandt", candidates, {})] == ["Viktor Brandt"]
+    assert [name for name, _, _ in relatives("mother", "Tomas Brandt", candidates, {})] == ["Elsa Moll"]
+    assert [name for name, _, _ in relatives("wife", "Tomas Brandt", candidates, {})] == []
+
+
+def test_a_pronoun_in_the_passage_titled_with_the_name_says_the_relation_of_that_one():
+    candidates = [
+        ("Gunther (450 – 516) was King of the Westmark.", "Sources (7)"),
+        ("He was the husband of Aldegund.", "Sources (7)"),
+        ("He was the husband of Brunhild.", "Sources (8)"),
+    ]
+    found = relatives("wife", "Gunther", candidates, {"Sources (7)": "Gunther", "Sources (8)": "Sigmund"})
+    assert [(name, citation) for name, _, citation in found] == [("Aldegund", "Sources (7)")]
+
+
+def _statements(question, candidates, headings=None, **names):
+    scorer = RelevanceScorer(question, [sentence for sentence, _ in candidates])
+    return state_answers(question, candidates, scorer, headings=headings or {}, **names)
+
+
+def test_a_paternal_grandfather_is_the_fathers_father_and_both_sentences_are_cited():
+    candidates = [
+        ("Oskar Brandt (died 1346) was a Danish magnate.", "Sources (1)"),
+        ("Oskar's father, Tomas Brandt, was slain in 1318, when Oskar was under age.", "Sources (1)"),
+        ("Oskar's mother's brother, Hans Moll, ruled the isles.", "Sources (1)"),
+        ("Tomas Brandt (died 1318) was a Danish magnate.", "Sources (2)"),
+        ("He was an illegitimate son of Aksel mac Brandt, and fought at Faughart.", "Sources (2)"),
+    ]
+    headings = {"Sources (1)": "Oskar Brandt", "Sources (2)": "Tomas Brandt"}
+    (statement,) = _statements("Who is Oskar Brandt's paternal grandfather?", candidates, headings)
+    assert statement.answer == "Aksel mac Brandt"
+    assert statement.hops()[0][0] == "Tomas Brandt"
+    line = statement.line()
+    assert "through Tomas Brandt" in line and "[Data: Sources (1)]" in line and "[Data: Sources (2)]" in line
+
+
+def test_a_stepmother_is_the_fathers_wife_read_where_the_fathers_passage_says_he():
+    candidates = [
+        ("Godric III (or Godwin), son of king Gunther, was king of the Westmark.", "Sources (1)"),
+        ("Godric was killed in 534.", "Sources (1)"),
+        ("Gunther (450 – 516) was King of the Westmark.", "Sources (2)"),
+        ("He was the husband of Aldegund.", "Sources (2)"),
+    ]
+    headings = {"Sources (1)": "Godric III", "Sources (2)": "Gunther"}
+    (statement,) = _statements("Who is Godric Iii's stepmother?", candidates, headings)
+    assert statement.answer == "Aldegund" and statement.hops()[0][0] == "Gunther"
+
+
+def test_a_father_in_law_is_followed_through_each_marriage_to_the_one_the_evidence_continues():
+    # The first wife's father is nowhere in the evidence; the second wife's is.
+    candidates = [
+        ("In 1591 Johann Vell married firstly with Greta of Lindau.", "Sources (1)"),
+        ("In 1598 Johann Vell married secondly with Christine of Ahrweiler.", "Sources (1)"),
+        (
+            "Born in Ahrweiler, she was born from the marriage of Wilhelm IV, Count of Ahrweiler and his wife Sabine.",
+            "Sources (2)",
+        ),
+    ]
+    headings = {"Sources (1)": "Johann Vell", "Sources (2)": "Christine of Ahrweiler (1578–1658)"}
+    (statement,) = _statements("Who is the father-in-law of Johann Vell?", candidates, headings)
+    assert statement.answer == "Wilhelm IV"
+    assert statement.hops()[0][0] == "Christine of Ahrweiler"
+
+
+def test_a_question_asked_of_a_relative_is_answered_about_the_relative():
+    # The question asks where the father died: not where the one it names died.
+    candidates = [
+        ("Henrik Dahl (1820 – 1871) was a Norwegian painter who died in Bergen.", "Sources (1)"),
+        ("He was the second son of Nils the Elder, Duke of Vestfold, by his wife Agnes.", "Sources (1)"),
+        ("Nils the Elder (1790 – 1858) was a Duke of Vestfold who died in Tønsberg.", "Sources (2)"),
+    ]
+    headings = {"Sources (1)": "Henrik Dahl", "Sources (2)": "Nils the Elder"}
+    types = {"Bergen": "GEO", "Tønsberg": "GEO", "Duke of Vestfold": "PERSON"}
+    (statement,) = _statements("Where did Henrik Dahl's father die?", candidates, headings, type_of=types.get)
+    assert statement.answer == "Tønsberg" and statement.hops()[0][0] == "Nils the Elder"
