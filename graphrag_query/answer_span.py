@@ -22,7 +22,7 @@ from functools import lru_cache
 
 from graphrag_common.lexical import FUNCTION_WORDS, fold, search_terms
 
-from .kinship import kinship_chain, relatives
+from .kinship import kinship_chain, relatives, titled_with
 from .relevance import RelevanceScorer, term_set
 
 PERSON, PLACE, TIME, NUMBER, NAME, NATIONALITY, QUOTE = (
@@ -61,7 +61,7 @@ _ASIDE = re.compile(r"^\s*\([^()]{1,60}\)")
 _YEAR = re.compile(r"^(1[0-9]{3}|20[0-9]{2})$")
 _RANGE_DASH = re.compile(r"^\s*(?:[-–—]|to|until)\s*$")
 # Question words that ask for the end of a span of dates, or its start.
-_ENDS = set(search_terms("die died death dies end ended until"))
+_ENDS = set(search_terms("die died death dies end ended until killed assassinated murdered executed"))
 # "What does Scrooge *reply* ...": the words someone speaks, as the text quotes them.
 _SPEECH_ASKED = set(search_terms("reply say answer respond retort exclaim cry shout whisper tell"))
 SPEECH_VERBS = (
@@ -187,8 +187,12 @@ def _through_relative(question: str, candidates: Sequence[tuple[str, str]], **na
         relative, support = hops[-1]
         if chain.asks_who:
             return Statement(relative, support, earlier=(*earlier, *hops[:-1]))
+        # Asked of the relative, the question is read in their own passage when there is one:
+        # "She was born at Gottorp, the daughter of Christian August" is the daughter's birth.
+        own = titled_with(relative, headings)
+        read = [candidate for candidate in candidates if candidate[1] in own] or candidates
         then = chain.then(relative)
-        asked = state_answer(then, candidates, RelevanceScorer(then, sentences), one_hop=True, **names)
+        asked = state_answer(then, read, RelevanceScorer(then, [s for s, _ in read]), one_hop=True, **names)
         if asked is not None and fold(_ALIAS.sub("", asked.answer)) not in {fold(relative), fold(named)}:
             return replace(asked, earlier=(*earlier, *hops, *asked.earlier))
     return None

@@ -149,16 +149,21 @@ _EITHER = {"parent", "spouse", "child"}  # asked without saying which: a father 
 # A rank or title before a name is not part of it ("son of king Gundobad", "to Prince Norodom Sutharot").
 _RANKS = set(
     """king queen prince princess duke duchess count countess earl lord lady sir emperor empress
-    landgrave margrave elector archduke archduchess baron baroness tsar sultan pharaoh chief saint""".split()
+    landgrave margrave elector archduke archduchess baron baroness tsar sultan pharaoh chief saint
+    infante infanta marquess marchioness viscount""".split()
 )
 _ROMAN = re.compile(r"[IVX]+$")
+_STYLE = re.compile(r",\s+(?:\d+(?:st|nd|rd|th)\s+)?(?P<rank>[A-Z][a-z]+)\s+of\s+(?=[A-Z])")
 _NAME_TOKEN = re.compile(r"[^\W\d_][\w'’-]*|\d+")
 _PRONOUN = re.compile(r"(?i)\b(?:he|she|his|her)\b")
-_KIN = re.compile(r"(?i)\b(?:son|daughter|child|father|mother|parent|wife|husband|brother|sister)s?\b")
+# Someone else's relative ("Oskar's mother's brother"), not the subject's.
+_OTHERS_KIN = re.compile(
+    r"(?i)['’]s?\s+(?:\w+\s+)?(?:son|daughter|child|father|mother|parent|wife|husband|brother|sister)s?\b"
+)
 # Another name just before, set off by a comma: the relation is that one's ("he married
 # Catherine Keatinge, the only daughter of Maurice Keatinge").
 _APPOSITION = re.compile(r"([^\W\d_][\w'’.-]*)\s*,\s+(?:the\s+)?(?:[a-z]+\s+){0,2}$")
-_SECOND = re.compile(r"\s*(?:,[^,;.()]{0,40}?,?)?\s+and\s+(?:his\s+wife\s+|her\s+husband\s+)?")
+_SECOND = re.compile(r"\s*(?:,[^,;.()]{0,40}?,?)?\s+and\s+(?:his\s+wife,?\s+|her\s+husband,?\s+)?")
 
 
 def _read_name(text: str) -> tuple[str, int] | None:
@@ -183,8 +188,14 @@ def _read_name(text: str) -> tuple[str, int] | None:
         words.pop()
     if not words or not words[0][0][:1].isupper():
         return None
-    start = text.index(words[0][0])
-    return text[start : words[-1][1]], words[-1][1]
+    start, end = text.index(words[0][0]), words[-1][1]
+    # The title after a comma is part of the name: two Christian Augusts are "Christian
+    # August, Prince of Anhalt-Zerbst" and "Christian August, Duke of Holstein-Gottorp".
+    if (styled := _STYLE.match(text, end)) is not None and styled.group("rank").lower() in _RANKS:
+        title = _read_name(text[styled.end() :])
+        if title is not None:
+            end = styled.end() + title[1]
+    return text[start:end], end
 
 
 def _spellings(named: str) -> tuple[list[str], list[str]]:
@@ -194,7 +205,7 @@ def _spellings(named: str) -> tuple[list[str], list[str]]:
     words = named.split()
     title_dropped = named.split(",")[0]
     full = [named, title_dropped] if " " in title_dropped else [named]
-    short = [words[0]] if len(words) > 1 and len(words[0]) >= 4 else []
+    short = [words[0]] if len(words) > 1 and len(words[0]) >= 4 and words[0].lower() not in _RANKS else []
     if len(words) > 1 and not {w.lower() for w in words} & _JOINERS and len(words[-1]) >= 4:
         short.append(words[-1])
     return [s.casefold() for s in dict.fromkeys(full)], [s.casefold() for s in short]
@@ -203,6 +214,12 @@ def _spellings(named: str) -> tuple[list[str], list[str]]:
 def _heading(text: str) -> str:
     """A passage's title as a name: without its dates in brackets or the title after a comma."""
     return re.sub(r"\s*\([^()]*\)$", "", text).split(",")[0].casefold()
+
+
+def titled_with(named: str, headings: Mapping[str, str]) -> set[str]:
+    """The citations of the passages titled with the name: whom they are about."""
+    spelled = {_heading(spelling) for spelling in _spellings(named)[0]}
+    return {citation for citation, heading in headings.items() if _heading(heading) in spelled}
 
 
 def relatives(
@@ -215,7 +232,7 @@ def relatives(
     name. Those said of the name in full come first, then of a pronoun in its passage, then
     of its first name or surname; each in evidence order, and in a sentence the first said."""
     full, short = _spellings(named)
-    titled = {c for c, heading in headings.items() if _heading(heading) in {_heading(s) for s in full}}
+    titled = titled_with(named, headings)
     spelled_out = titled | {c for sentence, c in candidates if any(s in sentence.casefold() for s in full)}
     found: dict[str, tuple] = {}
     for order, (sentence, citation) in enumerate(candidates):
@@ -250,7 +267,7 @@ def _said_of_subject(before: str, full: list[str], spellings: list[str], titled:
         return 2
     # In the passage titled with the name, the subject is that one unless the words
     # before speak of another's relative ("His mother's brother ..."); "Y's father" is Y's.
-    if titled and pattern.pattern != _POSSESSED and (_PRONOUN.search(before) or not _KIN.search(before)):
+    if titled and pattern.pattern != _POSSESSED and (_PRONOUN.search(before) or not _OTHERS_KIN.search(before)):
         return 1
     return None
 

@@ -111,7 +111,7 @@ def test_a_father_in_law_is_followed_through_each_marriage_to_the_one_the_eviden
     ]
     headings = {"Sources (1)": "Johann Vell", "Sources (2)": "Christine of Ahrweiler (1578–1658)"}
     (statement,) = _statements("Who is the father-in-law of Johann Vell?", candidates, headings)
-    assert statement.answer == "Wilhelm IV"
+    assert statement.answer == "Wilhelm IV, Count of Ahrweiler"
     assert statement.hops()[0][0] == "Christine of Ahrweiler"
 
 
@@ -125,4 +125,39 @@ def test_a_question_asked_of_a_relative_is_answered_about_the_relative():
     headings = {"Sources (1)": "Henrik Dahl", "Sources (2)": "Nils the Elder"}
     types = {"Bergen": "GEO", "Tønsberg": "GEO", "Duke of Vestfold": "PERSON"}
     (statement,) = _statements("Where did Henrik Dahl's father die?", candidates, headings, type_of=types.get)
-    assert statement.answer == "Tønsberg" and statement.hops()[0][0] == "Nils the Elder"
+    assert statement.answer == "Tønsberg" and statement.hops()[0][0] == "Nils the Elder, Duke of Vestfold"
+
+
+def test_a_relative_is_named_with_the_title_after_the_comma_and_asked_about_in_their_own_passage():
+    # Two Karl Augusts: the husband is the one styled Prince of Zerbst. "She was born at
+    # Gottorp, the daughter of Karl August" names a Karl August, but tells her own birth.
+    candidates = [
+        ("Johanna of Gottorp (1712 – 1760) was a regent by marriage to Karl August, Prince of Zerbst.", "Sources (1)"),
+        (
+            "She was born at Gottorp, the daughter of Karl August, Duke of Gottorp and Albertina of Baden.",
+            "Sources (1)",
+        ),
+        (
+            "Karl August, Prince of Zerbst (29 November 1690, in Dornburg – 16 March 1747, in Zerbst) was a prince.",
+            "Sources (2)",
+        ),
+    ]
+    headings = {"Sources (1)": "Johanna of Gottorp", "Sources (2)": "Karl August, Prince of Zerbst"}
+    types = {"Gottorp": "GEO", "Dornburg": "GEO", "Zerbst": "GEO"}
+    (statement,) = _statements(
+        "Where was the husband of Johanna Of Gottorp born?", candidates, headings, type_of=types.get
+    )
+    assert statement.hops()[0][0] == "Karl August, Prince of Zerbst"
+    assert statement.answer == "Dornburg"
+
+
+def test_the_mother_is_the_second_parent_named_whatever_stands_between():
+    candidates = [
+        (
+            "Infante Ferdinand of Lindau (1884 – 1958) was the eldest son and child of Ludwig of Lindau "
+            "and his wife, Infanta Maria of Tessin.",
+            "Sources (1)",
+        )
+    ]
+    found = relatives("mother", "Prince Ferdinand Of Lindau", candidates, {"Sources (1)": "Prince Ferdinand of Lindau"})
+    assert [name for name, _, _ in found] == ["Maria of Tessin"]
