@@ -192,7 +192,8 @@ def _through_relative(question: str, candidates: Sequence[tuple[str, str]], **na
         own = titled_with(relative, headings)
         read = [candidate for candidate in candidates if candidate[1] in own] or candidates
         then = chain.then(relative)
-        asked = state_answer(then, read, RelevanceScorer(then, [s for s, _ in read]), one_hop=True, **names)
+        scorer = RelevanceScorer(then, [sentence for sentence, _ in read])
+        asked = state_answer(then, read, scorer, one_hop=True, own_passage=bool(own), **names)
         if asked is not None and fold(_ALIAS.sub("", asked.answer)) not in {fold(relative), fold(named)}:
             return replace(asked, earlier=(*earlier, *hops, *asked.earlier))
     return None
@@ -647,14 +648,17 @@ class _Question:
             stems[-len(name) :] == name or (len(name) > 1 and stems[: len(name)] == name) for name in self.names if name
         )
 
-    def anchors(self, tokens: list[tuple[str, int, int]], by_focus: bool) -> tuple[list[int], bool]:
-        """Positions of the question's words in a sentence: with ``by_focus``, the focus's
+    def anchors(
+        self, tokens: list[tuple[str, int, int]], by_focus: bool, alike: frozenset[str] = frozenset()
+    ) -> tuple[list[int], bool]:
+        """Positions of the question's words in a sentence (or of the ``alike`` words that
+        say them otherwise: "assassinated" for "death"): with ``by_focus``, the focus's
         alone when the sentence has it (True), else every question word's (False)."""
         stems = [next(iter(search_terms(token)), "") for token, _, _ in tokens]
         focus = [i for i, stem in enumerate(stems) if _says_focus(stem, self.focus)] if by_focus else []
         if focus:
             return focus, True
-        return [i for i, stem in enumerate(stems) if stem in self.terms], False
+        return [i for i, stem in enumerate(stems) if stem in self.terms or stem in alike], False
 
 
 _VERB_ENDINGS = {"", "e", "s", "es", "d", "ed", "ing", "ten"}
@@ -727,6 +731,7 @@ def state_answer(
     kind: str | None = None,
     headings: Mapping[str, str] | None = None,
     one_hop: bool = False,
+    own_passage: bool = False,
 ) -> Statement | None:
     """The phrase that answers ``question`` among the (sentence, citation) ``candidates``
     (in evidence order), or None when the question asks for no phrase or none fits.
@@ -734,11 +739,15 @@ def state_answer(
     it, ``prevalence`` the share of the collection's text units that mention it; ``kind``
     the kind of phrase asked for, when not the question's form (``expected_kind``);
     ``headings`` the title line of each citation's passage that has one; ``one_hop`` reads
-    no bridge (the question names whom it asks about, reached already)."""
+    no bridge (the question names whom it asks about, reached already); ``own_passage``:
+    the candidates are the passage about whom the question names, each sentence about them
+    ("he was assassinated ... in Delft" says where William died without naming him)."""
     kind = kind or expected_kind(question)
     if kind is None or not candidates:
         return None
-    reading = _Reading(_Question(question, scorer), candidates, scorer, kind, type_of, known, prevalence, headings)
+    reading = _Reading(
+        _Question(question, scorer), candidates, scorer, kind, type_of, known, prevalence, headings, own_passage
+    )
     if not reading.ranked:
         return None
     if kind == QUOTE:
@@ -755,7 +764,7 @@ class _Reading:
     """One question read against its candidate sentences: how much of the question each
     sentence covers, and per phrase its best score in each sentence it was read from."""
 
-    def __init__(self, asked, candidates, scorer, kind, type_of, known, prevalence, headings=None):
+    def __init__(self, asked, candidates, scorer, kind, type_of, known, prevalence, headings=None, own_passage=False):
         self.asked, self.candidates, self.scorer, self.kind = asked, candidates, scorer, kind
         self.type_of, self.index_knows, self.prevalence = type_of, known, prevalence
         # citation -> the title line of its passage, folded: whom the passage is about.
@@ -777,8 +786,10 @@ class _Reading:
         self.support, self.grounded, self.led_in = [], [], []
         self.read_with: list[frozenset[str]] = []  # the terms the support was read from
         for i, (_, citation) in enumerate(candidates):
-            own = scorer.coverage_terms(self.terms[i])
-            says = self.says(i) if own else self.terms[i]  # the kind's words alone cover nothing
+            # The kind's words alone cover nothing, but in the passage about whom the question
+            # names they say it of them.
+            own = own_passage or scorer.coverage_terms(self.terms[i])
+            says = self.says(i) if own else self.terms[i]
             own = scorer.coverage_terms(says)
             with_previous = 0.0
             follows = i > 0 and candidates[i - 1][1] == citation
@@ -804,6 +815,8 @@ class _Reading:
         self.ranked = sorted(covering, key=lambda i: -self.support[i])[:TOP_SENTENCES]
         self.wants_end = 1 if asked.terms & _ENDS else -1 if asked.terms & _STARTS else 0
         self.events = asked.terms & (_ENDS | _STARTS)
+        # The words that say the event asked about ("died", "assassinated" for "death").
+        self.event_words = frozenset().union(*(group for group in (_ENDS, _STARTS) if asked.terms & group))
         self.scores: dict[str, dict[int, tuple[float, Statement]]] = defaultdict(dict)
 
     def known(self, name: str) -> bool:
@@ -857,7 +870,7 @@ class _Reading:
         by_focus = self.kind in (PERSON, NAME)
         for i in self.ranked:
             tokens, found, _ = self.parse(i)
-            anchors, beside_focus = self.asked.anchors(tokens, by_focus)
+            anchors, beside_focus = self.asked.anchors(tokens, by_focus, self.event_words)
             if self.led_in[i]:
                 anchors = [*anchors, -1]  # the words of the sentence before stand just before its first
             placed = 1.0 if beside_focus or not by_focus else OFF_FOCUS_SHARE

@@ -161,3 +161,24 @@ def test_the_mother_is_the_second_parent_named_whatever_stands_between():
     ]
     found = relatives("mother", "Prince Ferdinand Of Lindau", candidates, {"Sources (1)": "Prince Ferdinand of Lindau"})
     assert [name for name, _, _ in found] == ["Maria of Tessin"]
+
+
+def test_asked_of_the_relative_a_sentence_of_their_passage_says_it_of_them_in_other_words():
+    # The death sentence names neither the father nor "death": it is in his passage, and
+    # "assassinated" says how he died.
+    candidates = [
+        ("He succeeded his father Willem the Quiet as stadtholder of Zeeland in 1585.", "Sources (1)"),
+        (
+            "Willem I, Prince of Oranje (24 April 1533 – 10 July 1584), also known as Willem the Quiet, led the revolt.",
+            "Sources (2)",
+        ),
+        ("He was born in the House of Nassau.", "Sources (2)"),
+        ("Declared an outlaw in 1580, he was assassinated by Balthasar Gerard in Delft in 1584.", "Sources (2)"),
+    ]
+    headings = {"Sources (1)": "Maurits, Prince of Oranje", "Sources (2)": "Willem the Quiet"}
+    types = {"Delft": "GEO", "Zeeland": "GEO"}
+    (statement,) = _statements(
+        "Where was the place of death of Maurits, Prince Of Oranje's father?", candidates, headings, type_of=types.get
+    )
+    assert statement.hops()[0][0] == "Willem the Quiet"
+    assert statement.answer == "Delft"
