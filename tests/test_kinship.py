@@ -169,7 +169,7 @@ def test_asked_of_the_relative_a_sentence_of_their_passage_says_it_of_them_in_ot
     candidates = [
         ("He succeeded his father Willem the Quiet as stadtholder of Zeeland in 1585.", "Sources (1)"),
         (
-            "Willem I, Prince of Oranje (24 April 1533 – 10 July 1584), also known as Willem the Quiet, led the revolt.",
+            "Willem I, Prince of Oranje (24 April 1533 – 10 July 1584), known as Willem the Quiet, led the revolt.",
             "Sources (2)",
         ),
         ("He was born in the House of Nassau.", "Sources (2)"),
