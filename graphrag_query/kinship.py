@@ -163,19 +163,27 @@ _OTHERS_KIN = re.compile(
 # Another name just before, set off by a comma: the relation is that one's ("he married
 # Catherine Keatinge, the only daughter of Maurice Keatinge").
 _APPOSITION = re.compile(r"([^\W\d_][\w'’.-]*)\s*,\s+(?:the\s+)?(?:[a-z]+\s+){0,2}$")
+# Words that end a description before a name: "son of a farmer in Bavaria" names no parent.
+_NOT_DESCRIBING = {"in", "at", "on", "of", "and", "or", "to", "from", "by", "with", "for", "who", "which", "whose"}
 _SECOND = re.compile(r"\s*(?:,[^,;.()]{0,40}?,?)?\s+and\s+(?:his\s+wife,?\s+|her\s+husband,?\s+)?")
 
 
 def _read_name(text: str) -> tuple[str, int] | None:
-    """The name the text opens with (a rank before it left out) and where it ends."""
+    """The name the text opens with (a rank, or up to two words saying what they were,
+    left out: "son of writer Gisela Elsner", "the late king Gundobad") and where it ends."""
     words = []
     position = 0
+    described = 0
     for token in _NAME_TOKEN.finditer(text):
         gap = text[position : token.start()]
         if words and gap != " " or not words and gap.strip():
             break
         word = token.group()
         if not words and word.lower() in _RANKS:
+            position = token.end()
+            continue
+        if not words and word.islower() and word not in _NOT_DESCRIBING and described < 2:
+            described += 1
             position = token.end()
             continue
         joins = word.lower() in _JOINERS or word == "the"  # "Nicholas the Small", "William the Silent"
@@ -243,7 +251,7 @@ def relatives(
                 said = (match.groupdict().get("rel") or "").lower()
                 if strength is None or (said and said != relation and relation not in _EITHER):
                     continue
-                name = _relative_named(sentence[match.end() :], second=not said and relation == "mother")
+                name = _relative_named(sentence[match.end() :], relation, said, named)
                 # The one named is no relative of theirs ("Albert III" of "Albert III, Duke of
                 # Bavaria"); a namesake by one name is ("Ailéan mac Ruaidhrí" of "Ruaidhrí").
                 if name is None or any(s in name.casefold() for s in full) or name.casefold() in spellings:
@@ -272,13 +280,24 @@ def _said_of_subject(before: str, full: list[str], spellings: list[str], titled:
     return None
 
 
-def _relative_named(text: str, second: bool) -> str | None:
-    """The name the text opens with, or with ``second`` the one after "and" ("son of A and
-    B": the mother is named second)."""
+def _relative_named(text: str, relation: str, said: str, named: str) -> str | None:
+    """The name the text opens with; of two parents ("son of A and B"), the one asked: the
+    father is named first, unless only the other bears the child's surname ("son of writer
+    Gisela Elsner and the writer Klaus Roehler", of Oskar Roehler)."""
     first = _read_name(text)
-    if first is None or not second:
+    if first is None or said or relation not in {"father", "mother"}:
         return first and first[0]
     rest = text[first[1] :]
     joined = _SECOND.match(rest)
-    following = _read_name(rest[joined.end() :]) if joined else None
-    return following and following[0]
+    second = _read_name(rest[joined.end() :]) if joined else None
+    if second is None:
+        return first[0] if relation == "father" else None
+    father, mother = first[0], second[0]
+    if _surname(named) and _surname(mother) == _surname(named) != _surname(father):
+        father, mother = mother, father
+    return father if relation == "father" else mother
+
+
+def _surname(name: str) -> str:
+    words = name.split(",")[0].split()
+    return words[-1].casefold() if len(words) > 1 and not _ROMAN.match(words[-1]) else ""

@@ -182,3 +182,16 @@ def test_asked_of_the_relative_a_sentence_of_their_passage_says_it_of_them_in_ot
     )
     assert statement.hops()[0][0] == "Willem the Quiet"
     assert statement.answer == "Delft"
+
+
+def test_of_two_parents_the_father_is_the_one_bearing_the_childs_surname_whatever_their_order():
+    candidates = [
+        ("Oskar Lehner (born 1959) is a German film director.", "Sources (1)"),
+        ("He was born in Starnberg as the son of writer Gisela Marx and the writer Klaus Lehner.", "Sources (1)"),
+    ]
+    headings = {"Sources (1)": "Oskar Lehner"}
+    assert [name for name, _, _ in relatives("mother", "Oskar Lehner", candidates, headings)] == ["Gisela Marx"]
+    assert [name for name, _, _ in relatives("father", "Oskar Lehner", candidates, headings)] == ["Klaus Lehner"]
+    # A description is no name: the son of a farmer names no father.
+    farmer = [("Oskar Lehner was the son of a farmer in Bavaria.", "Sources (2)")]
+    assert relatives("father", "Oskar Lehner", farmer, {}) == []
