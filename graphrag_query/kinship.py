@@ -45,9 +45,10 @@ _WORD = "|".join(
     re.escape(word).replace(r"\-", r"[-\s]?").replace(r"\ ", r"\s+")
     for word in sorted(RELATIONS, key=len, reverse=True)
 )
-# "the paternal grandfather of X", "X's paternal grandfather"
-_OF = re.compile(rf"(?i)\b(?:the\s+)?(?P<word>{_WORD})s?\s+of\s+(?P<named>[^?]+?)(?P<rest>\s*\?|\s*$)")
-_POSSESSIVE = re.compile(rf"(?i)(?P<named>\S[^?]*?)['’]s?\s+(?P<word>{_WORD})s?\b")
+# "the paternal grandfather of X", "X's paternal grandfather"; in lower case, as a question
+# writes a relation: "Son Of Frankenstein" is a film's title.
+_OF = re.compile(rf"\b(?:the\s+)?(?P<word>{_WORD})s?\s+of\s+(?P<named>[^?]+?)(?P<rest>\s*\?|\s*$)")
+_POSSESSIVE = re.compile(rf"(?P<named>\S[^?]*?)['’]s?\s+(?P<word>{_WORD})s?\b")
 # Lower-case words inside a name ("Margaret of Bavaria", "Ailéan mac Ruaidhrí").
 _JOINERS = {"of", "de", "da", "del", "der", "di", "du", "la", "le", "van", "von", "y", "al", "bin", "ibn", "mac"}
 # Where a name ends: at its first lower-case word that joins no name ("X born", not "Margaret of Bavaria").

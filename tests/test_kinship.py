@@ -195,3 +195,8 @@ def test_of_two_parents_the_father_is_the_one_bearing_the_childs_surname_whateve
     # A description is no name: the son of a farmer names no father.
     farmer = [("Oskar Lehner was the son of a farmer in Bavaria.", "Sources (2)")]
     assert relatives("father", "Oskar Lehner", farmer, {}) == []
+
+
+def test_a_kinship_word_in_a_title_is_no_relation():
+    assert kinship_chain("What nationality is the director of film Son Of Frankenstein?") is None
+    assert kinship_chain("When was the director of film The Stepmother born?") is None
