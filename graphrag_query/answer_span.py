@@ -61,7 +61,10 @@ _ASIDE = re.compile(r"^\s*\([^()]{1,60}\)")
 _YEAR = re.compile(r"^(1[0-9]{3}|20[0-9]{2})$")
 _RANGE_DASH = re.compile(r"^\s*(?:[-–—]|to|until)\s*$")
 # Question words that ask for the end of a span of dates, or its start.
-_ENDS = set(search_terms("die died death dies end ended until killed assassinated murdered executed"))
+# Words that say a death ("assassinated" says where someone died as "died" does); with the
+# words that end a span of dates, they ask for its end.
+_DEATHS = set(search_terms("die died death dies killed assassinated murdered executed"))
+_ENDS = _DEATHS | set(search_terms("end ended until"))
 # "What does Scrooge *reply* ...": the words someone speaks, as the text quotes them.
 _SPEECH_ASKED = set(search_terms("reply say answer respond retort exclaim cry shout whisper tell"))
 SPEECH_VERBS = (
@@ -118,7 +121,15 @@ class Statement:
     def line(self) -> str:
         stated = f"Answer: {self.answer}" + (f" — {self.detail}" if self.detail else "")
         quoted = f'"{self.support.sentence}" [Data: {self.support.citation}]'
-        led = "".join(f'through {name}: "{read.sentence}" [Data: {read.citation}], then ' for name, read in self.hops())
+        hops = self.hops()
+        # A sentence that names the relative and says the answer too is quoted once.
+        following = [read for _, read in hops[1:]] + [self.support]
+        led = "".join(
+            f"through {name}, "
+            if read == after
+            else f'through {name}: "{read.sentence}" [Data: {read.citation}], then '
+            for (name, read), after in zip(hops, following)
+        )
         if self.bridge is not None and self.through is None:  # read from the scene around the covering sentence
             return f'{stated}, {led}from the passage that says "{self.bridge.sentence}", where {quoted}'
         return f"{stated}, {led}{quoted}" if led else f"{stated}, from {quoted}"
@@ -816,7 +827,7 @@ class _Reading:
         self.wants_end = 1 if asked.terms & _ENDS else -1 if asked.terms & _STARTS else 0
         self.events = asked.terms & (_ENDS | _STARTS)
         # The words that say the event asked about ("died", "assassinated" for "death").
-        self.event_words = frozenset().union(*(group for group in (_ENDS, _STARTS) if asked.terms & group))
+        self.event_words = frozenset().union(*(group for group in (_DEATHS, _STARTS) if asked.terms & group))
         self.scores: dict[str, dict[int, tuple[float, Statement]]] = defaultdict(dict)
 
     def known(self, name: str) -> bool:
