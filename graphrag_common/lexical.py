@@ -53,6 +53,11 @@ def has_cjk(text: str) -> bool:
     return _CJK.search(text) is not None
 
 
+# Lower-case words inside a person's or place's name ("Margaret of Bavaria", "Leonardo da
+# Vinci", "Ailéan mac Ruaidhrí"): the query side reads names with them.
+NAME_JOINERS = frozenset("of de da del della der den di du la le van von y al bin ibn mac zu".split())
+
+
 def fold(text: str) -> str:
     """Lower case without accents ("Beyoncé" -> "beyonce"), full-width forms narrowed."""
     if text.isascii():

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from graphrag_common.lexical import FUNCTION_WORDS, fold, search_terms
+from graphrag_common.lexical import FUNCTION_WORDS, NAME_JOINERS, fold, search_terms
 
 from .kinship import kinship_chain, relatives, titled_with
 from .relevance import RelevanceScorer, term_set
@@ -51,9 +51,6 @@ _PLACE_NOUNS = set(
     """city town country place village state county province region nation continent island river
     street capital land kingdom birthplace""".split()
 )
-# Words joining the parts of one name ("Ghost of Christmas Present", "Leonardo da Vinci").
-_NAME_JOINERS = {"of", "de", "da", "del", "della", "der", "di", "du", "la", "le", "van", "von", "y", "al", "bin"}
-
 _TITLES = {"Mr", "Mrs", "Ms", "Dr", "St", "Sr", "Jr", "Prof", "Rev", "Gen", "Col", "Capt", "Lt", "Sgt"}
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
@@ -464,7 +461,7 @@ def _name_runs(sentence: str, tokens: list[tuple[str, int, int]], known: Callabl
     runs, current = [], []
 
     def close():
-        while current and fold(current[-1][0]) in _NAME_JOINERS:
+        while current and fold(current[-1][0]) in NAME_JOINERS:
             current.pop()
         if current:
             runs.append((current[0][3], current[-1][3] + 1))
@@ -479,7 +476,7 @@ def _name_runs(sentence: str, tokens: list[tuple[str, int, int]], known: Callabl
         )
         if current and not joined:
             close()
-        if _capitalised(token) or (current and fold(token) in _NAME_JOINERS):
+        if _capitalised(token) or (current and fold(token) in NAME_JOINERS):
             current.append((token, start, end, position))
         else:
             close()
@@ -935,7 +932,7 @@ class _Reading:
         full = [j for j in range(len(self.candidates)) if spelled in self.folded[j]]
         words = spelled.split()
         # A person's surname names them; "Judge of Arborea" is not "Arborea".
-        if len(words) > 1 and len(words[-1]) > 2 and not set(words) & _NAME_JOINERS:
+        if len(words) > 1 and len(words[-1]) > 2 and not set(words) & NAME_JOINERS:
             passages = {self.candidates[j][1] for j in full}
             last = re.compile(rf"\b{re.escape(words[-1])}\b")
             full += [

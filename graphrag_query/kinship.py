@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from graphrag_common.lexical import NAME_JOINERS
+
 # The word, and the relations it chains, the nearest relative first.
 CHAINS = {
     "paternal grandfather": ("father", "father"),
@@ -68,8 +70,6 @@ _COMPOUNDS = set(
     """company companies city cities ship ships school station publication paper project organisation
     organization brand site network channel label tongue language figure firm group church house""".split()
 )
-# Lower-case words inside a name ("Margaret of Bavaria", "Ailéan mac Ruaidhrí").
-JOINERS = {"of", "de", "da", "del", "der", "di", "du", "la", "le", "van", "von", "y", "al", "bin", "ibn", "mac"}
 # Words a question opens with, before the name it asks about ("Did X's father ...").
 _OPENERS = set("did does do is was were are has had have will can could who whom what when where which how why".split())
 # The words after the name that end a question about what a relative did ("Where was the
@@ -181,7 +181,7 @@ def _name_before(text: str) -> int:
     Prince Of Orange*", "Did *Anna Lind*")."""
     start = 0
     for word in re.finditer(r"[^\s,]+", text):
-        if word.group()[:1].islower() and word.group() not in JOINERS:
+        if word.group()[:1].islower() and word.group() not in NAME_JOINERS:
             start = word.end()
     start = re.compile(r"[\s,]*(?:(?:of|de|the)\s+)*").match(text, start).end()
     opener = re.match(r"(\w+)['’]?\s+", text[start:])
@@ -277,14 +277,14 @@ def _read_name(text: str) -> tuple[str, int] | None:
         if not words and word.islower() and word not in _NOT_DESCRIBING and described < 2:
             described, position = described + 1, token.end()
             continue
-        joins = word.lower() in JOINERS or word == "the"  # "Nicholas the Small", "William the Silent"
+        joins = word.lower() in NAME_JOINERS or word == "the"  # "Nicholas the Small", "William the Silent"
         if not (word[:1].isupper() or _ROMAN.match(word) or (words and joins)):
             break
         words.append(token)
         position = token.end()
         if _POSSESSIVE_END.search(word):
             return None
-    while words and (words[-1].group().lower() in JOINERS or words[-1].group() == "the"):
+    while words and (words[-1].group().lower() in NAME_JOINERS or words[-1].group() == "the"):
         words.pop()
     if not words or not words[0].group()[:1].isupper():
         return None
@@ -307,7 +307,7 @@ def _longer_name(tokens: list[re.Match]) -> bool:
     return (
         len(words) >= 2
         and words[0][:1].isupper()
-        and (words[1][:1].isupper() or (len(words) == 3 and words[1] in JOINERS and words[2][:1].isupper()))
+        and (words[1][:1].isupper() or (len(words) == 3 and words[1] in NAME_JOINERS and words[2][:1].isupper()))
     )
 
 
@@ -319,7 +319,7 @@ def _spellings(named: str) -> tuple[list[str], list[str]]:
     title_dropped = named.split(",")[0]
     full = [named, title_dropped] if " " in title_dropped else [named]
     short = [words[0]] if len(words) > 1 and len(words[0]) >= 4 and words[0].lower() not in _RANKS else []
-    if len(words) > 1 and not {w.lower() for w in words} & JOINERS and len(words[-1]) >= 4:
+    if len(words) > 1 and not {w.lower() for w in words} & NAME_JOINERS and len(words[-1]) >= 4:
         short.append(words[-1])
     return [s.casefold() for s in dict.fromkeys(full)], [s.casefold() for s in short]
 
