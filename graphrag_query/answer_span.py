@@ -22,7 +22,7 @@ from functools import lru_cache
 
 from graphrag_common.lexical import FUNCTION_WORDS, NAME_JOINERS, fold, search_terms
 
-from .kinship import kinship_chain, relatives, titled_with
+from .kinship import BRACKETED_END, kinship_chain, relatives, titled_with
 from .relevance import RelevanceScorer, term_set
 
 PERSON, PLACE, TIME, NUMBER, NAME, NATIONALITY, QUOTE = (
@@ -168,7 +168,6 @@ def state_answers(
     return [statement for statement in found if statement is not None]
 
 
-_ALIAS = re.compile(r"\s+\([^()]*\)$")
 NEARER_TRIED = 3  # nearer relatives followed, in evidence order (the first wife, the second)
 
 
@@ -189,7 +188,7 @@ def _through_relative(question: str, candidates: Sequence[tuple[str, str]], **na
         first = state_answer(who, candidates, RelevanceScorer(who, sentences), kind=PERSON, **names)
         if first is None:
             return None
-        named = _ALIAS.sub("", first.answer)
+        named = BRACKETED_END.sub("", first.answer)
         earlier = (*first.hops(), (named, first.support))
     for hops in _relatives_along(chain.relations, named, candidates, headings):
         relative, support = hops[-1]
@@ -202,7 +201,7 @@ def _through_relative(question: str, candidates: Sequence[tuple[str, str]], **na
         then = chain.then(relative)
         scorer = RelevanceScorer(then, [sentence for sentence, _ in read])
         asked = state_answer(then, read, scorer, one_hop=True, own_passage=bool(own), **names)
-        if asked is not None and fold(_ALIAS.sub("", asked.answer)) not in {fold(relative), fold(named)}:
+        if asked is not None and fold(BRACKETED_END.sub("", asked.answer)) not in {fold(relative), fold(named)}:
             return replace(asked, earlier=(*earlier, *hops, *asked.earlier))
     return None
 
@@ -796,8 +795,8 @@ class _Reading:
         for i, (_, citation) in enumerate(candidates):
             # The kind's words alone cover nothing, but in the passage about whom the question
             # names they say it of them.
-            own = own_passage or scorer.coverage_terms(self.terms[i])
-            says = self.says(i) if own else self.terms[i]
+            about = own_passage or scorer.coverage_terms(self.terms[i])
+            says = self.says(i) if about else self.terms[i]
             own = scorer.coverage_terms(says)
             with_previous = 0.0
             follows = i > 0 and candidates[i - 1][1] == citation

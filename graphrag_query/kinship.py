@@ -324,9 +324,14 @@ def _spellings(named: str) -> tuple[list[str], list[str]]:
     return [s.casefold() for s in dict.fromkeys(full)], [s.casefold() for s in short]
 
 
+# What a name or title adds in brackets at its end: an alias ("Tim Cratchit (Tiny Tim)"),
+# dates or what tells it from a namesake ("Christine of Hesse-Kassel (1578–1658)").
+BRACKETED_END = re.compile(r"\s*\([^()]*\)$")
+
+
 def _heading(text: str) -> str:
     """A passage's title as a name: without its dates in brackets or the title after a comma."""
-    return re.sub(r"\s*\([^()]*\)$", "", text).split(",")[0].casefold()
+    return BRACKETED_END.sub("", text).split(",")[0].casefold()
 
 
 def titled_with(named: str, headings: Mapping[str, str]) -> set[str]:
