@@ -373,6 +373,38 @@ def test_a_long_document_makes_no_name_of_a_description_several_names_share():
     assert "Ghost" in set(short["title"])
 
 
+def test_a_long_document_reads_a_shared_description_as_what_it_describes():
+    paragraph = (
+        "Scrooge saw the Ghost of Christmas Past, and later the Ghost of Jacob Marley, a ghost in chains, "
+        "and he spoke of Jacob Marley. Then the Ghost spoke to him of the Evil Spirit, an evil thing. "
+        "'Spirit of Tiny Tim, thy essence was kind!' said Scrooge, Tiny Tim smiled, and the Spirit, a kind "
+        "spirit, smiled too."
+    )
+    records, _ = extract_offline(_units([_story(paragraph)], chunks=[0]))
+    titles = set(records["title"])
+    # "the Ghost" heads several names: "the Ghost of Jacob Marley" is Jacob Marley, as
+    # "the King of Spain" is Spain, and an evil spirit is no one's name.
+    assert not titles & {"Ghost of Jacob Marley", "Spirit of Tiny Tim", "Evil Spirit"}
+    assert {"Jacob Marley", "Tiny Tim", "Ghost of Christmas Past"} <= titles
+    # A short document is no evidence either way.
+    short, _ = extract_offline(_units(["Then the Ghost of Jacob Marley spoke of the Evil Spirit."]))
+    assert {"Ghost of Jacob Marley", "Evil Spirit"} <= set(short["title"])
+
+
+def test_a_long_document_makes_no_name_of_what_it_lists_beside_a_common_noun():
+    paragraph = (
+        "'I will live in the Past, the Present, and the Future!' said Scrooge. The past was gone, and at "
+        "present the future was dark; the Future frightened him, and so did the Ghost of the Future. He "
+        "sailed on the Thames, the Severn and the Tyne with Bob, Severn boats, Thames barges."
+    )
+    records, _ = extract_offline(_units([_story(paragraph)], chunks=[0]))
+    titles = set(records["title"])
+    # "Past" is mostly written in lower case: what is listed with it is capitalised as it is.
+    assert not titles & {"Past", "Present", "Future"}
+    # A longer name keeps the word, and a list of names stays names.
+    assert {"Ghost of the Future", "Thames", "Severn", "Tyne", "Scrooge"} <= titles
+
+
 def test_a_long_document_makes_no_name_of_an_oath_or_a_greeting():
     paragraph = (
         "'God bless us!' cried Tiny Tim at the table on Christmas Day. 'Merry Christmas!' said Bob to Scrooge, "

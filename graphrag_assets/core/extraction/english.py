@@ -356,6 +356,7 @@ class _Sentence:
                 or all(self._function_word(k) or self._not_spelled_as_name(k) for k in words)
                 or self._of_no_name(words)
                 or " ".join(self.bare[k] for k in words) in self.known_descriptions  # "Merry Christmas"
+                or self._described(words)
             )
         k = words[0]
         bare = self.bare[k]
@@ -377,6 +378,25 @@ class _Sentence:
             and self.texts[after][0].islower()
         )
 
+    def _described(self, words: list[int]) -> bool:
+        """A description several names share, after words the document writes in lower
+        case: "the Evil Spirit" is an evil spirit, as "the Spirit" is none of its own."""
+        return self.bare[words[-1]] in self.known_descriptions and all(
+            self.bare[k] in self.known_lowercase and not self._function_word(k) for k in words[:-1]
+        )
+
+    def _description_of(self, words: list[int]) -> list[int]:
+        """The name a shared description is "of" in a long document: "Spirit of Tiny Tim"
+        and "Ghost of Jacob Marley" are Tiny Tim and Jacob Marley, as "King of Spain" is
+        Spain; "Ghost of Christmas Past" stays whole (the document does not spell "Past" as
+        a name)."""
+        if len(words) < 3 or self.bare[words[0]] not in self.known_descriptions or self.lower[words[1]] != "of":
+            return words
+        owner = words[2 + (self.lower[words[2]] == "the") :]
+        if owner and all(self._spelled_as_name(k) for k in owner):
+            return owner
+        return words
+
     def _of_no_name(self, words: list[int]) -> bool:
         """ "X of [the] Y" with one word X is a capitalised description when a long document
         does not spell Y as a name: "Founder of the Feast", "Genius of the Weather"; not
@@ -390,6 +410,16 @@ class _Sentence:
             and all(self._not_spelled_as_name(k) for k in of_what)
             and self._name_type(words) is None
             and not is_place(self._surface(words))
+        )
+
+    def _spelled_as_name(self, k: int) -> bool:
+        """A capitalised word a long document spells as a name and not as a description
+        (see ``known_descriptions``)."""
+        return (
+            self.cap[k]
+            and not self._function_word(k)
+            and not self._not_spelled_as_name(k)
+            and self.bare[k] not in self.known_descriptions
         )
 
     def _not_spelled_as_name(self, k: int) -> bool:
@@ -672,6 +702,7 @@ class _Sentence:
         follower: list[int] | None = None,
     ) -> Mention | None:
         words = self._without_clause_modifiers(first, self._trim(list(range(first, last + 1))))
+        words = self._description_of(words) if words else words
         if not words or self._not_a_name(words):
             return None
         if words[0] > 0 and _ORDINAL.match(self.texts[words[0] - 1]) and self.bare[words[0]] in HONORIFICS:
@@ -865,6 +896,28 @@ def interjections(text: str, capitalised: set[str] | None, lowercase: set[str]) 
         uses = len(written.findall(text))
         if uses >= MIN_INTERJECTION_USES and count >= INTERJECTION_SHARE * uses:
             found.add(" ".join(_bare(word) for word in words))
+    return found
+
+
+# "the Past, the Present, and the Future": one capitalised word after each "the", the
+# items joined by commas, "and" or "or".
+_THE_ITEM = rf"\b[Tt]he\s+{_CAPITALISED_WORD}"
+_THE_LIST = re.compile(rf"{_THE_ITEM}(?:\s*(?:,|,?\s*(?:and|or))\s*{_THE_ITEM})+\b")
+
+
+def coordinated_common_nouns(text: str, capitalised: set[str] | None, lowercase: set[str]) -> set[str]:
+    """The capitalised words a long document lists beside a common noun it capitalises
+    for emphasis: in "the Past, the Present, and the Future" "Past" is mostly written in
+    lower case, so the words listed with it like it ("Present", "Future") are ordinary
+    words too, wherever the document capitalises them, when it also writes them in lower
+    case. A list of names ("the Thames, the Severn and the Tyne") has no such member."""
+    if capitalised is None:
+        return set()
+    found = set()
+    for listed in _THE_LIST.finditer(text):
+        words = {_bare(word) for word in re.findall(rf"[Tt]he\s+({_CAPITALISED_WORD})", listed.group())}
+        if any(word not in capitalised for word in words):
+            found |= {word for word in words if word in lowercase}
     return found
 
 

@@ -31,6 +31,7 @@ from .chinese import chinese_mentions, has_chinese
 from .english import (
     Mention,
     capitalised_vocabulary,
+    coordinated_common_nouns,
     english_mentions,
     interjections,
     lowercase_vocabulary,
@@ -248,8 +249,8 @@ def _vocabularies(text_units: pl.DataFrame) -> dict[str, Vocabulary]:
     """document id -> (its lower-case words, the words it capitalises inside a sentence,
     the capitalised phrases that are no names). A capitalised word is a name only if its
     document never uses it in lower case and, in a long document, capitalises it inside a
-    sentence somewhere, and is no description several of its names share nor an
-    interjection ("God bless us!")."""
+    sentence somewhere, and is no description several of its names share, no interjection
+    ("God bless us!") and no word listed beside a common noun ("the Past, the Present")."""
     ordered = text_units.sort("chunk_index") if "chunk_index" in text_units.columns else text_units
     return {
         row["document_id"]: _vocabulary(text)
@@ -286,7 +287,11 @@ def _joined(text: str, unit: str) -> str:
 def _vocabulary(text: str) -> Vocabulary:
     capitalised = capitalised_vocabulary(text)
     lowercase = lowercase_vocabulary(text)
-    not_names = shared_descriptions(text, capitalised) | interjections(text, capitalised, lowercase)
+    not_names = (
+        shared_descriptions(text, capitalised)
+        | interjections(text, capitalised, lowercase)
+        | coordinated_common_nouns(text, capitalised, lowercase)
+    )
     return lowercase, capitalised, not_names
 
 
