@@ -319,6 +319,18 @@ def _story(paragraph: str) -> str:
     return "\n\n".join([paragraph] * (LONG_DOCUMENT_WORDS // words + 1))
 
 
+def _story_titles(paragraph: str) -> set[str]:
+    """The names found in the first text unit of a novel-length story of the paragraph."""
+    records, _ = extract_offline(_units([_story(paragraph)], chunks=[0]))
+    return set(records["title"])
+
+
+def _short_document_titles(text: str) -> set[str]:
+    """The names found in a short document."""
+    records, _ = extract_offline(_units([text]))
+    return set(records["title"])
+
+
 def test_a_long_document_does_not_make_names_of_exclamations_adjectives_or_emphasis():
     paragraph = (
         "'Hallo!' cried Bob Cratchit, and poor Bob ran home to Camden Town with Tiny Tim. Poor Bob was tired, "
@@ -326,16 +338,14 @@ def test_a_long_document_does_not_make_names_of_exclamations_adjectives_or_empha
         "me,' said Fezziwig. Old Fezziwig danced. There was a great piece of Cold Roast on the table. It was "
         "cold, rigid, dreadful Death."
     )
-    records, _ = extract_offline(_units([_story(paragraph)], chunks=[0]))
-    titles = set(records["title"])
+    titles = _story_titles(paragraph)
     assert {"Bob Cratchit", "Bob", "Tiny Tim", "Camden Town", "Fezziwig"} <= titles
     # Clause starts ("Hallo!", "Introduce him"), the adjective before a name ("Poor Bob",
     # "Old Fezziwig"), ordinary words capitalised for emphasis ("Cold Roast") and a word
     # the story mostly writes in lower case ("Death") are no names.
     assert not titles & {"Hallo", "Introduce", "Poor Bob", "Old Fezziwig", "Cold Roast", "Roast", "Death"}
     # A short document is no evidence either way: its clause starts may be names.
-    short, _ = extract_offline(_units(["Poor Bob ran home. Bob Cratchit was tired."]))
-    assert "Poor Bob" in set(short["title"])
+    assert "Poor Bob" in _short_document_titles("Poor Bob ran home. Bob Cratchit was tired.")
 
 
 def test_a_long_document_makes_no_name_of_one_word_of_what_it_does_not_spell_as_a_name():
@@ -345,15 +355,13 @@ def test_a_long_document_makes_no_name_of_one_word_of_what_it_does_not_spell_as_
         "to the City of London. He then sailed to the Isle of Man, where a man and his men waited, an old man, "
         "for the Ghost of Jacob Marley."
     )
-    records, _ = extract_offline(_units([_story(paragraph)], chunks=[0]))
-    titles = set(records["title"])
+    titles = _story_titles(paragraph)
     # "Feast" and "Weather" are lower-case words of the story: what is of them is described.
     assert not titles & {"Founder of the Feast", "Genius of the Weather", "Founder", "Genius"}
     # Of a name, or a name its own words type, stays a name.
     assert {"Ghost of Christmas Past", "City of London", "Ghost of Jacob Marley", "Isle of Man"} <= titles
     # A short document is no evidence either way.
-    short, _ = extract_offline(_units(["Mrs. Cratchit called him the Founder of the Feast."]))
-    assert "Founder of the Feast" in set(short["title"])
+    assert "Founder of the Feast" in _short_document_titles("Mrs. Cratchit called him the Founder of the Feast.")
 
 
 def test_a_long_document_makes_no_name_of_a_description_several_names_share():
@@ -361,16 +369,14 @@ def test_a_long_document_makes_no_name_of_a_description_several_names_share():
         "Scrooge saw the Ghost of Christmas Past, and later the Ghost of Jacob Marley, a ghost in chains. "
         "Then the Ghost spoke to him. The Phantom, a silent phantom, stood by the door."
     )
-    records, _ = extract_offline(_units([_story(paragraph)], chunks=[0]))
-    titles = set(records["title"])
+    titles = _story_titles(paragraph)
     # "the Ghost" is whichever ghost is there: a common noun that heads several names.
     assert "Ghost" not in titles
     assert {"Ghost of Christmas Past", "Ghost of Jacob Marley"} <= titles
     # "the Phantom" is no word of another name: it names the one phantom of the story.
     assert "Phantom" in titles
     # A short document is no evidence either way.
-    short, _ = extract_offline(_units(["Then the Ghost spoke to the Ghost of Christmas Past."]))
-    assert "Ghost" in set(short["title"])
+    assert "Ghost" in _short_document_titles("Then the Ghost spoke to the Ghost of Christmas Past.")
 
 
 def test_a_long_document_reads_a_shared_description_as_what_it_describes():
@@ -380,15 +386,14 @@ def test_a_long_document_reads_a_shared_description_as_what_it_describes():
         "'Spirit of Tiny Tim, thy essence was kind!' said Scrooge, Tiny Tim smiled, and the Spirit, a kind "
         "spirit, smiled too."
     )
-    records, _ = extract_offline(_units([_story(paragraph)], chunks=[0]))
-    titles = set(records["title"])
+    titles = _story_titles(paragraph)
     # "the Ghost" heads several names: "the Ghost of Jacob Marley" is Jacob Marley, as
     # "the King of Spain" is Spain, and an evil spirit is no one's name.
     assert not titles & {"Ghost of Jacob Marley", "Spirit of Tiny Tim", "Evil Spirit"}
     assert {"Jacob Marley", "Tiny Tim", "Ghost of Christmas Past"} <= titles
     # A short document is no evidence either way.
-    short, _ = extract_offline(_units(["Then the Ghost of Jacob Marley spoke of the Evil Spirit."]))
-    assert {"Ghost of Jacob Marley", "Evil Spirit"} <= set(short["title"])
+    short = _short_document_titles("Then the Ghost of Jacob Marley spoke of the Evil Spirit.")
+    assert {"Ghost of Jacob Marley", "Evil Spirit"} <= short
 
 
 def test_a_long_document_makes_no_name_of_what_it_lists_beside_a_common_noun():
@@ -397,8 +402,7 @@ def test_a_long_document_makes_no_name_of_what_it_lists_beside_a_common_noun():
         "present the future was dark; the Future frightened him, and so did the Ghost of the Future. He "
         "sailed on the Thames, the Severn and the Tyne with Bob, Severn boats, Thames barges."
     )
-    records, _ = extract_offline(_units([_story(paragraph)], chunks=[0]))
-    titles = set(records["title"])
+    titles = _story_titles(paragraph)
     # "Past" is mostly written in lower case: what is listed with it is capitalised as it is.
     assert not titles & {"Past", "Present", "Future"}
     # A longer name keeps the word, and a list of names stays names.
@@ -411,15 +415,13 @@ def test_a_long_document_makes_no_name_of_an_oath_or_a_greeting():
         "and Scrooge wished him a merry Christmas in return. 'Good Heaven!' said Fezziwig. 'Scrooge!' cried "
         "Bob. Scrooge went home from a good Christmas dinner, and Scrooge slept."
     )
-    records, _ = extract_offline(_units([_story(paragraph)], chunks=[0]))
-    titles = set(records["title"])
+    titles = _story_titles(paragraph)
     # Phrases used mostly to open an exclamation are oaths and greetings.
     assert not titles & {"God", "Heaven", "Merry Christmas"}
     # A name called out now and then ("Scrooge!") is named more often otherwise.
     assert {"Tiny Tim", "Bob", "Scrooge", "Fezziwig", "Christmas", "Christmas Day"} <= titles
     # A short document is no evidence either way.
-    short, _ = extract_offline(_units(["'God bless us!' cried Tiny Tim to God."]))
-    assert "God" in set(short["title"])
+    assert "God" in _short_document_titles("'God bless us!' cried Tiny Tim to God.")
 
 
 def test_a_document_is_read_once_where_its_text_units_overlap():
