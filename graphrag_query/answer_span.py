@@ -1,10 +1,11 @@
-"""The phrase that answers: offline, the extractive answer states the name, place, date or
-number the question asks for, with the evidence sentence it was read from.
+"""The phrase that answers: offline, the extractive answer states the name, place, date,
+number or cause the question asks for, with the evidence sentence it was read from.
 
 A question's form says what kind of phrase answers it ("Who ..." a person, "How many ..." a
-number, "Where ..." a place). The candidates are the phrases of that kind in the evidence
-sentences that cover the question (names: capitalised runs; numbers and dates: their
-written forms), minus what the question itself names. Each is scored by how much of the
+number, "Where ..." a place, "Why did ... die?" a cause). The candidates are the phrases of
+that kind in the evidence sentences that cover the question (names: capitalised runs;
+numbers and dates: their written forms; causes: what a death is said to come from), minus
+what the question itself names. Each is scored by how much of the
 question its sentence covers, how close it stands to the question's words there, and
 whether the index typed it as that kind; a phrase found in several such sentences gains.
 A two-hop question ("the youngest son of Scrooge's clerk") is answered through a bridge:
@@ -25,7 +26,7 @@ from graphrag_common.lexical import FUNCTION_WORDS, NAME_JOINERS, fold, search_t
 from .kinship import BRACKETED_END, kinship_chain, relatives, titled_with
 from .relevance import RelevanceScorer, term_set
 
-PERSON, PLACE, TIME, NUMBER, NAME, NATIONALITY, QUOTE = (
+PERSON, PLACE, TIME, NUMBER, NAME, NATIONALITY, QUOTE, CAUSE = (
     "person",
     "place",
     "time",
@@ -33,6 +34,7 @@ PERSON, PLACE, TIME, NUMBER, NAME, NATIONALITY, QUOTE = (
     "name",
     "nationality",
     "quote",
+    "cause",
 )
 
 _NUMBER_WORDS = set(
@@ -388,10 +390,19 @@ def expected_kind(question: str) -> str | None:
     explanation or a description ("Why ...", "What does ... do")."""
     words = [fold(w) for w in _TOKEN.findall(question)]
     asks = next(
-        (i for i, w in enumerate(words) if w in {"who", "whom", "whose", "what", "which", "when", "where", "how"}), None
+        (
+            i
+            for i, w in enumerate(words)
+            if w in {"who", "whom", "whose", "what", "which", "when", "where", "how", "why"}
+        ),
+        None,
     )
     if asks is None:
         return None
+    if _asks_cause(words[asks:]):
+        return CAUSE
+    if words[asks] == "why":
+        return None  # an explanation
     word, following = words[asks], words[asks + 1 : asks + 3]
     if word == "what" and following[:1] and following[0] in {"do", "does", "did"} and set(words) & _SPEECH_ASKED:
         return QUOTE
@@ -422,6 +433,20 @@ def expected_kind(question: str) -> str | None:
     return None
 
 
+_DEATH_WORDS = {"die", "died", "dies", "death"}
+
+
+def _asks_cause(words: list[str]) -> bool:
+    """The question asks what someone died of: "Why did X die?", "How did X die?", "What
+    did X die of?", "What was the cause of X's death?" (``words`` from the question word on,
+    folded)."""
+    if not _DEATH_WORDS & set(words):
+        return False
+    if words[0] in {"why", "how"}:
+        return words[1:2] in (["did"], ["does"], ["do"]) and words[-1] in _DEATH_WORDS
+    return words[0] == "what" and ("cause" in words or words[-1] in {"of", "from"})
+
+
 @dataclass(frozen=True)
 class _Span:
     text: str
@@ -432,6 +457,9 @@ class _Span:
     in_range: int = 0
     adjective: bool = False  # a capitalised word used as an adjective ("an American director")
     after: str = ""  # the word before the phrase, folded ("born in *Turin*")
+    # How surely the words before make it the kind asked for: a disease someone was
+    # "diagnosed with" is their death's cause less surely than one they "died of".
+    share: float = 1.0
 
     @property
     def key(self) -> str:
@@ -568,12 +596,65 @@ def _ranges(gap: str) -> bool:
     )
 
 
+# The words that say what a death came from, and the phrase after them: "died of a heart
+# attack", "died from lung cancer", "succumbed to pneumonia", "the cause of his death was
+# ...", "killed in a house fire", "died in a car crash" (not "died in Paris": an article
+# follows), "committed suicide"; "diagnosed with cancer" names a disease, not yet a death.
+_CAUSE_CUE = re.compile(
+    r"\b(?:(?P<died>(?:died|dies|die|dying|death)\s+(?:of|from)|succumbed\s+to"
+    r"|cause\s+of\s+(?:(?:his|her|their)\s+)?death\s+(?:was|is)|(?:killed|died)\s+in(?=\s+an?\s))"
+    r"|(?P<diagnosed>diagnosed\s+with)|committed(?=\s+suicide\b))\s+",
+    re.IGNORECASE,
+)
+DIAGNOSED_SHARE = 0.6
+MAX_CAUSE_WORDS = 5
+# Words that end a cause's phrase: where, when and at what age it came ("died of cancer
+# in Lisbon on 3 February", "of plague three years later", "of smallpox at the age of 16").
+_CAUSE_ENDS = (
+    {"in", "on", "at", "near", "aged", "age", "while", "when", "which", "who", "whom", "with", "and", "but", "or"}
+    | {"after", "before", "during", "shortly", "later", "earlier", "soon", "following", "as", "by", "for", "to"}
+    | {"that", "year", "years", "month", "months", "his", "her", "their"}
+    | _NUMBER_WORDS
+)
+_CAUSE_OPENERS = {"a", "an", "the"}
+_COMPLICATIONS = {"complications", "complication"}
+
+
+def _cause_spans(sentence: str, tokens: list[tuple[str, int, int]]) -> list[_Span]:
+    """The phrases the sentence says a death came from ("a heroin overdose" -> "heroin
+    overdose"; "complications from pneumonia" -> "pneumonia")."""
+    spans = []
+    for cue in _CAUSE_CUE.finditer(sentence):
+        first = next((i for i, (_, start, _) in enumerate(tokens) if start >= cue.end()), len(tokens))
+        while first < len(tokens) and fold(tokens[first][0]) in _CAUSE_OPENERS:
+            first += 1
+        last = first
+        while (
+            last < len(tokens)
+            and last - first < MAX_CAUSE_WORDS
+            and fold(tokens[last][0]) not in _CAUSE_ENDS
+            and not tokens[last][0][0].isdigit()
+            and (last == first or not sentence[tokens[last - 1][2] : tokens[last][1]].strip(" -"))
+        ):
+            last += 1
+        opening = [fold(token) for token, _, _ in tokens[first : first + 2]]
+        if last - first > 2 and opening[0] in _COMPLICATIONS and opening[1] in {"of", "from"}:
+            first += 2  # the illness, not its complications
+        if last > first:
+            share = DIAGNOSED_SHARE if cue["diagnosed"] else 1.0
+            text = sentence[tokens[first][1] : tokens[last - 1][2]]
+            spans.append(_Span(text, first, last, after=fold(tokens[first - 1][0]) if first else "", share=share))
+    return spans
+
+
 def _spans(sentence: str, kind: str, known: Callable[[str], bool]) -> tuple[list[_Span], list[_Span]]:
     """(answer candidates of the kind, every name): names are also the bridges of two hops."""
     tokens = _tokens(sentence)
     names = _name_runs(sentence, tokens, known)
     if kind == NUMBER:
         return _number_spans(tokens), names
+    if kind == CAUSE:
+        return _cause_spans(sentence, tokens), names
     if kind == TIME:
         return _time_spans(sentence, tokens, names), names
     return names, names
@@ -689,7 +770,7 @@ def _chained(question: str, kind: str) -> bool:
     of film X?"). The answer is a hop past the sentence that names X."""
     if _DESCRIBED.search(question) is None:
         return False
-    return kind in (PLACE, TIME, NATIONALITY, NUMBER) or len(_RELATION.findall(question)) >= 2
+    return kind in (PLACE, TIME, NATIONALITY, NUMBER, CAUSE) or len(_RELATION.findall(question)) >= 2
 
 
 @lru_cache(maxsize=8)  # the parts of one question, and its options, read the same evidence
@@ -846,7 +927,7 @@ class _Reading:
             fitting *= NO_PREPOSITION_SHARE
         if kind in (PERSON, PLACE) and (_stems(span.text) or ("",))[-1] in _TIME_HEAD_STEMS:
             fitting *= DATE_AS_NAME_SHARE  # "Christmas Day" is when, not who or where
-        return fitting * (1 - self.prevalence(span.text))
+        return fitting * span.share * (1 - self.prevalence(span.text))
 
     def end_fit(self, span: _Span, sentence_terms: frozenset[str]) -> float:
         """Of "1 May 1900 – 2 June 1960", the second date answers when someone died; a date

@@ -229,6 +229,10 @@ _READ_BY_RELATION = {
     )
     for relation in relations
 }
+# A spouse named before the words that say so: "his association with Katherine Mansfield,
+# whom he married in 1918".
+_SPOUSE_BEFORE = re.compile(r"\s*,\s+whom\s+(?:he|she)\s+(?:\w+ly\s+)?(?:married|wed)\b")
+_NAME_BEFORE = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:[A-Z][\w'’.-]*|(?:of|de|von|van|the)(?=\s+[A-Z])))*$")
 _EITHER = {"parent", "spouse", "child"}  # asked without saying which: a father answers "parent"
 # A rank or title before a name is not part of it ("son of king Gundobad", "to Prince
 # Norodom Sutharot"), unless it is all of the name but one word ("Earl Hines", "Duke Ellington").
@@ -372,6 +376,15 @@ def relatives(
                     continue  # "His father was Norwegian": a word of the kind, not a name
                 ranked = (strength, order, match.start(), name, sentence, citation)
                 found[name.casefold()] = min(found.get(name.casefold(), ranked), ranked)
+        if relation in ("spouse", "wife", "husband"):
+            for match in _SPOUSE_BEFORE.finditer(sentence):
+                spouse = _NAME_BEFORE.search(sentence, 0, match.start())
+                before = sentence[: spouse.start()] if spouse else ""
+                strength = spouse and _said_of_subject(before, full, spellings, citation in titled, pronoun, match)
+                name = spouse and _read_name(spouse.group())
+                if strength is not None and name and not any(s in name[0].casefold() for s in full):
+                    ranked = (strength, order, spouse.start(), name[0], sentence, citation)
+                    found[name[0].casefold()] = min(found.get(name[0].casefold(), ranked), ranked)
     return [(name, sentence, citation) for *_, name, sentence, citation in sorted(found.values())]
 
 
@@ -396,7 +409,7 @@ def _said_of_subject(
     other = _APPOSITION.search(before)
     if other and other.group(1)[:1].isupper() and not any(other.group(1).casefold() in s for s in spellings):
         return None
-    if pronoun is not None and re.search(r"(?i)\b(?:his|her)\b", match.group()) and not pronoun.search(match.group()):
+    if pronoun is not None and _HE_OR_SHE.search(match.group()) and not pronoun.search(match.group()):
         return None
     folded = before.casefold()
     if match.groupdict().get("owned"):

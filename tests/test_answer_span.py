@@ -3,6 +3,7 @@
 import pytest
 
 from graphrag_query.answer_span import (
+    CAUSE,
     NAME,
     NATIONALITY,
     NUMBER,
@@ -32,7 +33,11 @@ from graphrag_query.relevance import RelevanceScorer
         ("Which spirit shows Scrooge the Cratchits' dinner?", NAME),
         ("Which country the composer of film Thunder On The Hill is from?", NATIONALITY),
         ("Which country is the harbour of Gullwing in?", PLACE),
-        ("Why did John Middleton Murry's wife die?", None),
+        ("Why did John Middleton Murry's wife die?", CAUSE),
+        ("How did the director of film Madame die?", CAUSE),
+        ("What did Edsel Ford die of?", CAUSE),
+        ("What is the cause of death of the director of film Madame?", CAUSE),
+        ("Why did Scrooge change?", None),
         ("What does Scrooge do for Bob the day after Christmas?", None),
     ],
 )
@@ -478,3 +483,25 @@ def test_a_scene_says_its_time_once_and_a_when_question_about_it_reads_it_from_t
     # A passage of another scene gives no time to this one.
     other = [(scene[0], "Sources (1)"), *[(sentence, "Sources (4)") for sentence in scene[1:]]]
     assert state_answer(question, other, RelevanceScorer(question, scene)) is None
+
+
+@pytest.mark.parametrize(
+    ("sentence", "cause"),
+    [
+        ("Lena Moor died of a heroin overdose in 1970 at the age of 27.", "heroin overdose"),
+        ("Lena Moor died of bubonic plague three years later, without heirs.", "bubonic plague"),
+        ("Lena Moor died of complications from pneumonia in Lund.", "pneumonia"),
+        ("Lena Moor and her husband were killed in a house fire in 1998.", "house fire"),
+        ("Lena Moor committed suicide in 1980 in Naples, Florida.", "suicide"),
+        ("Lena Moor was a painter who died in a car accident in 1990 in Chailles.", "car accident"),
+    ],
+)
+def test_why_someone_died_is_answered_with_what_the_death_came_from(sentence, cause):
+    sentences = ["Lena Moor (1943 – 1990) was a Swedish painter born in Lund.", sentence, *DISTRACTORS]
+    statement = _answer("Why did Lena Moor die?", sentences)
+    assert statement is not None and statement.answer == cause
+
+
+def test_dying_in_a_place_is_no_cause_of_death():
+    sentences = ["Lena Moor was a Swedish painter.", "Lena Moor died in Paris in 1990."]
+    assert _answer("Why did Lena Moor die?", sentences) is None

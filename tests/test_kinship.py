@@ -184,6 +184,31 @@ def test_asked_of_the_relative_a_sentence_of_their_passage_says_it_of_them_in_ot
     assert statement.answer == "Delft"
 
 
+def test_a_spouse_named_before_whom_he_married_is_his_and_asked_why_they_died_in_their_passage():
+    candidates = [
+        ("Arne Holt (1889 – 1957) was a Danish critic.", "Sources (1)"),
+        (
+            "Holt is best remembered for his friendship with Per Lund and his bond with Sigrid Vang, whom he "
+            "married in 1918, and for his essays.",
+            "Sources (1)",
+        ),
+        ("Sigrid Vang (1888 – 1923) was a poet born in Aarhus.", "Sources (2)"),
+        ("Vang was diagnosed with tuberculosis in 1917; the disease claimed her life at the age of 34.", "Sources (2)"),
+        ("Per Lund died of a heart attack in Odense.", "Sources (3)"),
+    ]
+    headings = {"Sources (1)": "Arne Holt", "Sources (2)": "Sigrid Vang", "Sources (3)": "Per Lund"}
+    assert [name for name, _, _ in relatives("wife", "Arne Holt", candidates, headings)] == ["Sigrid Vang"]
+    (statement,) = _statements("Why did Arne Holt's wife die?", candidates, headings)
+    assert statement.hops()[0][0] == "Sigrid Vang"
+    assert statement.answer == "tuberculosis"
+    # Whom she married, in the passage about him, is another's spouse.
+    hers = [
+        ("Arne Holt was a critic; he wrote for his own paper.", "Sources (1)"),
+        ("He knew Lise Berg, whom she married later.", "Sources (1)"),
+    ]
+    assert relatives("wife", "Arne Holt", hers, {"Sources (1)": "Arne Holt"}) == []
+
+
 def test_of_two_parents_the_father_is_the_one_bearing_the_childs_surname_whatever_their_order():
     candidates = [
         ("Oskar Lehner (born 1959) is a German film director.", "Sources (1)"),
