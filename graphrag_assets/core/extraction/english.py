@@ -364,7 +364,7 @@ class _Sentence:
             return True
         if self._not_spelled_as_name(k):
             return True  # "Hallo!", "Introduce him to me", "cold, rigid, dreadful Death"
-        if bare in self.known_descriptions:
+        if bare in self.known_descriptions or (bare.endswith("s") and bare[:-1] in self.known_descriptions):
             return True  # "the Ghost", shared by "Ghost of Christmas Past" and "Ghost of Jacob Marley"; "God bless us!"
         if not self._clause_start(k):
             return False
@@ -388,14 +388,14 @@ class _Sentence:
     def _description_of(self, words: list[int]) -> list[int]:
         """The name a shared description is "of" in a long document: "Spirit of Tiny Tim"
         and "Ghost of Jacob Marley" are Tiny Tim and Jacob Marley, as "King of Spain" is
-        Spain; "Ghost of Christmas Past" stays whole (the document does not spell "Past" as
-        a name)."""
+        Spain; "Ghost of Christmas Past" stays whole (the document writes no "Christmas
+        Past" on its own, nor spells "Past" as a name)."""
         if len(words) < 3 or self.bare[words[0]] not in self.known_descriptions or self.lower[words[1]] != "of":
             return words
         owner = words[2 + (self.lower[words[2]] == "the") :]
-        if owner and all(self._spelled_as_name(k) for k in owner):
-            return owner
-        return words
+        if not owner or not all(self._spelled_as_name(k) for k in owner):
+            return words
+        return owner if len(owner) == 1 or " ".join(self.bare[k] for k in owner) in self.known_capitalised else words
 
     def _of_no_name(self, words: list[int]) -> bool:
         """ "X of [the] Y" with one word X is a capitalised description when a long document
@@ -806,25 +806,48 @@ def lowercase_vocabulary(text: str) -> set[str]:
 
 
 # Lower-case letters, digits or a comma, then spaces with at most one line break: the word
-# after them stands inside a sentence.
+# after them stands inside a sentence. The letter is looked behind, not taken: the word
+# after a counted word is read too.
 _BEFORE_INSIDE = "[a-z\u00df-\u00ff0-9,;]"
-_INSIDE_CAPITAL = re.compile(rf"{_BEFORE_INSIDE}(?:[ \t]*\n?[ \t]+|\n)({_WORD.pattern})")
+_INSIDE_CAPITAL = re.compile(rf"(?<={_BEFORE_INSIDE})(?:[ \t]*\n?[ \t]+|\n)({_WORD.pattern})")
 # A document at least this long writes each of its names inside a sentence somewhere;
 # a shorter one may name someone only as the subject of its first sentence.
 LONG_DOCUMENT_WORDS = 5000
 
 
+# A word capitalised inside a sentence only once may be an idiom: "before a man can say
+# Jack Robinson".
+MIN_INSIDE_CAPITALS = 2
+
+
 def capitalised_vocabulary(text: str) -> set[str] | None:
-    """The words a long document spells as names: capitalised inside a sentence at least
-    as often as written in lower case (lower case, without a possessive); None for a
-    shorter document, whose absences are no evidence. "Scrooge" and "Spirit" are names of
-    A Christmas Carol; "Hallo" (only ever opening a clause) and "Death" (mostly "death")
-    are not."""
+    """The words a long document spells as names: capitalised inside a sentence more than
+    once and at least as often as written in lower case (lower case, without a
+    possessive); and the names of several such words it writes on their own ("Jacob
+    Marley", not the "Christmas Past" of "Ghost of Christmas Past"). None for a shorter
+    document, whose absences are no evidence. "Scrooge" and "Spirit" are names of A
+    Christmas Carol; "Hallo" (only ever opening a clause) and "Death" (mostly "death") are
+    not. Lines end in "\n" (see ``offline._vocabulary``)."""
     if len(text.split()) < LONG_DOCUMENT_WORDS:
         return None
     inside = Counter(_bare(word) for word in _INSIDE_CAPITAL.findall(text) if word[0].isupper())
     lower = Counter(_bare(word) for word in _WORD.findall(text) if word.islower() and _bare(word) in inside)
-    return {word for word, n in inside.items() if n >= lower[word]}
+    words = {word for word, n in inside.items() if n >= max(lower[word], MIN_INSIDE_CAPITALS)}
+    return words | _names_alone(text, words)
+
+
+def _names_alone(text: str, words: set[str]) -> set[str]:
+    """The names of two or more of the ``words`` a document writes as a name of their own,
+    not as what an "of" ends ("Ghost of Jacob Marley" has "Jacob Marley" alone only if the
+    document also writes "Jacob Marley" elsewhere)."""
+    found = set()
+    for run in _NAME_RUN.findall(text):
+        bare = [_bare(word) for word in run.split()]
+        while bare and bare[0] in STOPWORDS:  # "The Ghost" opening a sentence is no longer name
+            bare = bare[1:]
+        if len(bare) > 1 and not {"of", "the"} & set(bare) and all(word in words for word in bare):
+            found.add(" ".join(bare))
+    return found
 
 
 # A name as a long document writes it: capitalised words, with "of", "the" or "of the"

@@ -285,6 +285,9 @@ def _joined(text: str, unit: str) -> str:
 
 
 def _vocabulary(text: str) -> Vocabulary:
+    # A line break is a line break however the file ends its lines (Project Gutenberg's
+    # end theirs in "\r\n"): the patterns that read words inside a sentence read "\n".
+    text = text.replace("\r\n", "\n")
     capitalised = capitalised_vocabulary(text)
     lowercase = lowercase_vocabulary(text)
     not_names = (
