@@ -399,7 +399,7 @@ def expected_kind(question: str) -> str | None:
     )
     if asks is None:
         return None
-    if _asks_cause(words[asks:]):
+    if _ASKS_CAUSE.search(question):
         return CAUSE
     if words[asks] == "why":
         return None  # an explanation
@@ -433,18 +433,15 @@ def expected_kind(question: str) -> str | None:
     return None
 
 
-_DEATH_WORDS = {"die", "died", "dies", "death"}
-
-
-def _asks_cause(words: list[str]) -> bool:
-    """The question asks what someone died of: "Why did X die?", "How did X die?", "What
-    did X die of?", "What was the cause of X's death?" (``words`` from the question word on,
-    folded)."""
-    if not _DEATH_WORDS & set(words):
-        return False
-    if words[0] in {"why", "how"}:
-        return words[1:2] in (["did"], ["does"], ["do"]) and words[-1] in _DEATH_WORDS
-    return words[0] == "what" and ("cause" in words or words[-1] in {"of", "from"})
+# A question that asks what someone died of. The words of death are read in lower case:
+# "What country is the director of Die Hard from?" asks no cause; nor does "How did Mary
+# react to her husband's death?", which ends on another verb.
+_ASKS_CAUSE = re.compile(
+    r"^\s*(?i:why|how)\s+(?i:did|does|do)\s.*\b(?:die|died)\W*$"
+    r"|^\s*(?i:what)\s+(?i:did|does|do)\s.*\bdie\s+(?:of|from)\W*$"
+    r"|\bcause\s+of\s+(?:[^?]*?['’]s?\s+)?death\b"
+    r"|^\s*(?i:what)\s+(?:caused\s+(?:the\s+)?death\b|killed\b)"
+)
 
 
 @dataclass(frozen=True)
@@ -597,54 +594,94 @@ def _ranges(gap: str) -> bool:
 
 
 # The words that say what a death came from, and the phrase after them: "died of a heart
-# attack", "died from lung cancer", "succumbed to pneumonia", "the cause of his death was
-# ...", "killed in a house fire", "died in a car crash" (not "died in Paris": an article
-# follows), "committed suicide"; "diagnosed with cancer" names a disease, not yet a death.
+# attack", "died from lung cancer", "death from cholera", "succumbed to pneumonia", "the
+# cause of his death was ...", "killed in a house fire", "died in a car crash" (a kind of
+# event: "died in a hospital" is a place), "committed suicide"; "diagnosed with cancer"
+# names a disease, not yet a death. "The death of X" names who died.
 _CAUSE_CUE = re.compile(
-    r"\b(?:(?P<died>(?:died|dies|die|dying|death)\s+(?:of|from)|succumbed\s+to"
-    r"|cause\s+of\s+(?:(?:his|her|their)\s+)?death\s+(?:was|is)|(?:killed|died)\s+in(?=\s+an?\s))"
+    r"\b(?:(?:died|dies|die|dying)\s+(?:of|from)|death\s+from|succumbed\s+to"
+    r"|cause\s+of\s+(?:(?:his|her|their)\s+)?death\s+(?:was|is)|(?P<event>(?:killed|died)\s+in(?=\s+(?:an?|the)\s))"
     r"|(?P<diagnosed>diagnosed\s+with)|committed(?=\s+suicide\b))\s+",
     re.IGNORECASE,
+)
+# What "killed in" or "died in" a kind of event names ("a car accident", "the Battle of
+# Arras"), not a place ("a hospital in Paris").
+_EVENTS = set(
+    search_terms(
+        """accident crash collision fire blaze explosion blast bombing attack raid ambush shooting
+        massacre battle war siege skirmish duel fight brawl riot avalanche earthquake flood storm
+        hurricane tornado tsunami eruption shipwreck sinking fall incident epidemic pandemic
+        outbreak plague famine drowning"""
+    )
 )
 DIAGNOSED_SHARE = 0.6
 MAX_CAUSE_WORDS = 5
 # Words that end a cause's phrase: where, when and at what age it came ("died of cancer
 # in Lisbon on 3 February", "of plague three years later", "of smallpox at the age of 16").
 _CAUSE_ENDS = (
-    {"in", "on", "at", "near", "aged", "age", "while", "when", "which", "who", "whom", "with", "and", "but", "or"}
+    {"in", "on", "at", "near", "aged", "while", "when", "which", "who", "whom", "with", "and", "but", "or"}
     | {"after", "before", "during", "shortly", "later", "earlier", "soon", "following", "as", "by", "for", "to"}
-    | {"that", "year", "years", "month", "months", "his", "her", "their"}
+    | {"that", "year", "years", "month", "months", "though", "although", "because"}
     | _NUMBER_WORDS
 )
-_CAUSE_OPENERS = {"a", "an", "the"}
+_CAUSE_OPENERS = {"a", "an", "the", "his", "her", "their", "its"}
+_CAUSE_TRAILERS = {"of", "from", "the", "a", "an"}
 _COMPLICATIONS = {"complications", "complication"}
+# The death of another: a relative or a friend named just before the words ("her husband
+# Erik died of cancer", "whose father died of tuberculosis", "Lena's son died from ..."),
+# but not one who died with the subject ("Lena and her husband were killed in ...").
+_ANOTHERS_DEATH = re.compile(
+    r"(?<!\band his )(?<!\band her )\b(?:father|mother|parents?|husband|wife|spouse|son|daughter|child|children|"
+    r"brother|sister|uncle|aunt|nephew|niece|cousin|grandfather|grandmother|friend|partner|fiancée?|lover)s?"
+    r"(?:\s+[A-Z][\w'’.-]*){0,3}\s*,?\s*(?:had\s+|has\s+|was\s+|were\s+)?$",
+    re.IGNORECASE,
+)
+# A diagnosis that did not end in death.
+_SURVIVED = re.compile(r"\b(?:recovered|survived|remission|cured)\b", re.IGNORECASE)
 
 
 def _cause_spans(sentence: str, tokens: list[tuple[str, int, int]]) -> list[_Span]:
-    """The phrases the sentence says a death came from ("a heroin overdose" -> "heroin
-    overdose"; "complications from pneumonia" -> "pneumonia")."""
+    """The phrases the sentence says the death of its subject came from ("a heroin
+    overdose" -> "heroin overdose"; "complications from pneumonia" -> "pneumonia";
+    "Parkinson's disease"), not the death of a relative it names."""
     spans = []
     for cue in _CAUSE_CUE.finditer(sentence):
+        if _ANOTHERS_DEATH.search(sentence, 0, cue.start()):
+            continue
+        if cue["diagnosed"] and _SURVIVED.search(sentence, cue.end()):
+            continue
         first = next((i for i, (_, start, _) in enumerate(tokens) if start >= cue.end()), len(tokens))
         while first < len(tokens) and fold(tokens[first][0]) in _CAUSE_OPENERS:
             first += 1
         last = first
-        while (
-            last < len(tokens)
-            and last - first < MAX_CAUSE_WORDS
-            and fold(tokens[last][0]) not in _CAUSE_ENDS
-            and not tokens[last][0][0].isdigit()
-            and (last == first or not sentence[tokens[last - 1][2] : tokens[last][1]].strip(" -"))
-        ):
+        while last < len(tokens) and last - first < MAX_CAUSE_WORDS and _in_cause(sentence, tokens, first, last):
             last += 1
         opening = [fold(token) for token, _, _ in tokens[first : first + 2]]
         if last - first > 2 and opening[0] in _COMPLICATIONS and opening[1] in {"of", "from"}:
             first += 2  # the illness, not its complications
-        if last > first:
-            share = DIAGNOSED_SHARE if cue["diagnosed"] else 1.0
-            text = sentence[tokens[first][1] : tokens[last - 1][2]]
-            spans.append(_Span(text, first, last, after=fold(tokens[first - 1][0]) if first else "", share=share))
+        while last > first and fold(tokens[last - 1][0]) in _CAUSE_TRAILERS:
+            last -= 1  # "a fall from his horse" is a fall
+        if last == first:
+            continue
+        if cue["event"] and not set(_stems(sentence[tokens[first][1] : tokens[last - 1][2]])) & _EVENTS:
+            continue  # "died in a hospital": where, not of what
+        share = DIAGNOSED_SHARE if cue["diagnosed"] else 1.0
+        text = sentence[tokens[first][1] : tokens[last - 1][2]]
+        spans.append(_Span(text, first, last, after=fold(tokens[first - 1][0]) if first else "", share=share))
     return spans
+
+
+def _in_cause(sentence: str, tokens: list[tuple[str, int, int]], first: int, last: int) -> bool:
+    """Token ``last`` goes on the cause phrase that starts at ``first``: no word that ends
+    it, no punctuation before it but a hyphen or a possessive ("Parkinson's disease",
+    "COVID-19"), and no number but one joined by a hyphen."""
+    token = tokens[last][0]
+    if last == first:
+        return fold(token) not in _CAUSE_ENDS and not token[0].isdigit()
+    gap = sentence[tokens[last - 1][2] : tokens[last][1]]
+    if token[0].isdigit():
+        return gap == "-"
+    return fold(token) not in _CAUSE_ENDS and (not gap.strip(" -") or gap.strip() in ("'s", "’s"))
 
 
 def _spans(sentence: str, kind: str, known: Callable[[str], bool]) -> tuple[list[_Span], list[_Span]]:

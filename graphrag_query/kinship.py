@@ -230,8 +230,14 @@ _READ_BY_RELATION = {
     for relation in relations
 }
 # A spouse named before the words that say so: "his association with Katherine Mansfield,
-# whom he married in 1918".
-_SPOUSE_BEFORE = re.compile(r"\s*,\s+whom\s+(?:he|she)\s+(?:\w+ly\s+)?(?:married|wed)\b")
+# whom he married in 1918", "whom he would later marry" (not "whom he married to his
+# sister": a marriage he arranged).
+_SPOUSE_BEFORE = re.compile(
+    r"\s*,\s+whom\s+(?:he|she)\s+(?:[a-z]+\s+){0,2}?(?:married|marry|wed)\b(?!\s+(?:off\s+)?to\b)"
+)
+# A name where a place or a parent stands: "met Anna in Paris, whom ...", "Maria, daughter
+# of the painter Karl Ek, whom ...".
+_NO_SPOUSE_BEFORE = re.compile(r"\b(?:in|at|from|of|near)\s+(?:the\s+)?(?:[a-z]+\s+){0,2}$")
 _NAME_BEFORE = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:[A-Z][\w'’.-]*|(?:of|de|von|van|the)(?=\s+[A-Z])))*$")
 _EITHER = {"parent", "spouse", "child"}  # asked without saying which: a father answers "parent"
 # A rank or title before a name is not part of it ("son of king Gundobad", "to Prince
@@ -380,6 +386,8 @@ def relatives(
             for match in _SPOUSE_BEFORE.finditer(sentence):
                 spouse = _NAME_BEFORE.search(sentence, 0, match.start())
                 before = sentence[: spouse.start()] if spouse else ""
+                if _NO_SPOUSE_BEFORE.search(before):
+                    continue
                 strength = spouse and _said_of_subject(before, full, spellings, citation in titled, pronoun, match)
                 name = spouse and _read_name(spouse.group())
                 if strength is not None and name and not any(s in name[0].casefold() for s in full):

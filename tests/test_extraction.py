@@ -407,6 +407,19 @@ def test_a_long_document_reads_a_shared_description_as_what_it_describes():
     assert {"Ghost of Jacob Marley", "Evil Spirit"} <= short
 
 
+def test_a_shared_description_of_a_place_or_a_name_its_words_type_stays_whole():
+    paragraph = (
+        "Scrooge saw the Ghost of Christmas Past, and later the Ghost of Jacob Marley, a ghost; he spoke "
+        "of Jacob Marley, of Oxford, of Wight. The Ghost left for the University of Oxford, a university, "
+        "and the University of Leiden, then the Isle of Wight, an isle, and the Isle of Man. Once he flew "
+        "to New York."
+    )
+    titles = _story_titles(paragraph)
+    assert "Ghost of Jacob Marley" not in titles and "Jacob Marley" in titles
+    # "the University" heads several names, but "University of Oxford" is no Oxford.
+    assert {"University of Oxford", "Isle of Wight", "New York"} <= titles
+
+
 def test_a_long_document_makes_no_name_of_what_it_lists_beside_a_common_noun():
     paragraph = (
         "'I will live in the Past, the Present, and the Future!' said Scrooge. The past was past, and at "

@@ -201,6 +201,15 @@ def test_a_spouse_named_before_whom_he_married_is_his_and_asked_why_they_died_in
     (statement,) = _statements("Why did Arne Holt's wife die?", candidates, headings)
     assert statement.hops()[0][0] == "Sigrid Vang"
     assert statement.answer == "tuberculosis"
+    # A place or a parent named before the words is no spouse; "would later marry" is.
+    for sentence, spouse in (
+        ("Arne Holt met Lise Berg in Paris, whom he married in 1950.", []),
+        ("Arne Holt met Lise Berg, daughter of the painter Karl Berg, whom he married in 1950.", []),
+        ("Arne Holt met Lise Berg, whom he would later marry.", ["Lise Berg"]),
+        ("Arne Holt introduced his friend Tom Ek, whom he married to his sister.", []),
+    ):
+        found = relatives("wife", "Arne Holt", [(sentence, "Sources (1)")], {"Sources (1)": "Arne Holt"})
+        assert [name for name, _, _ in found] == spouse, sentence
     # Whom she married, in the passage about him, is another's spouse.
     hers = [
         ("Arne Holt was a critic; he wrote for his own paper.", "Sources (1)"),

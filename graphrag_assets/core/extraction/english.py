@@ -350,10 +350,13 @@ class _Sentence:
                 self.bare[k] in STOPWORDS - _INNER_CONNECTORS for k in words
             )
             # Ordinary words a long document capitalises for emphasis: "a great piece of
-            # Cold Boiled", "the Invisible World", "Every One".
+            # Cold Boiled", "the Invisible World", "Every One"; not a place named once.
             return (
                 shouted
-                or all(self._function_word(k) or self._not_spelled_as_name(k) for k in words)
+                or (
+                    all(self._function_word(k) or self._not_spelled_as_name(k) for k in words)
+                    and not is_place(self._surface(words))
+                )
                 or self._of_no_name(words)
                 or " ".join(self.bare[k] for k in words) in self.known_descriptions  # "Merry Christmas"
                 or self._described(words)
@@ -381,8 +384,11 @@ class _Sentence:
     def _described(self, words: list[int]) -> bool:
         """A description several names share, after words the document writes in lower
         case: "the Evil Spirit" is an evil spirit, as "the Spirit" is none of its own."""
-        return self.bare[words[-1]] in self.known_descriptions and all(
-            self.bare[k] in self.known_lowercase and not self._function_word(k) for k in words[:-1]
+        return (
+            self.bare[words[-1]] in self.known_descriptions
+            and all(self.bare[k] in self.known_lowercase and not self._function_word(k) for k in words[:-1])
+            and self._name_type(words) is None  # "Black Prince", "Red Sea" are names their words type
+            and not is_place(self._surface(words))
         )
 
     def _description_of(self, words: list[int]) -> list[int]:
@@ -395,6 +401,8 @@ class _Sentence:
         owner = words[2 + (self.lower[words[2]] == "the") :]
         if not owner or not all(self._spelled_as_name(k) for k in owner):
             return words
+        if self._name_type(words) is not None or is_place(self._surface(owner)):
+            return words  # "University of Oxford", "Isle of Wight", "Sea of Japan" are no Oxford
         return owner if len(owner) == 1 or " ".join(self.bare[k] for k in owner) in self.known_capitalised else words
 
     def _of_no_name(self, words: list[int]) -> bool:
