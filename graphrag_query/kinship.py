@@ -380,20 +380,23 @@ def relatives(
                     continue
                 if match.groupdict().get("copula") and " " not in name:
                     continue  # "His father was Norwegian": a word of the kind, not a name
-                ranked = (strength, order, match.start(), name, sentence, citation)
-                found[name.casefold()] = min(found.get(name.casefold(), ranked), ranked)
+                _keep_first(found, (strength, order, match.start(), name, sentence, citation))
         if relation in ("spouse", "wife", "husband"):
             for match in _SPOUSE_BEFORE.finditer(sentence):
                 spouse = _NAME_BEFORE.search(sentence, 0, match.start())
-                before = sentence[: spouse.start()] if spouse else ""
-                if _NO_SPOUSE_BEFORE.search(before):
+                if spouse is None or _NO_SPOUSE_BEFORE.search(before := sentence[: spouse.start()]):
                     continue
-                strength = spouse and _said_of_subject(before, full, spellings, citation in titled, pronoun, match)
-                name = spouse and _read_name(spouse.group())
+                strength = _said_of_subject(before, full, spellings, citation in titled, pronoun, match)
+                name = _read_name(spouse.group())
                 if strength is not None and name and not any(s in name[0].casefold() for s in full):
-                    ranked = (strength, order, spouse.start(), name[0], sentence, citation)
-                    found[name[0].casefold()] = min(found.get(name[0].casefold(), ranked), ranked)
+                    _keep_first(found, (strength, order, spouse.start(), name[0], sentence, citation))
     return [(name, sentence, citation) for *_, name, sentence, citation in sorted(found.values())]
+
+
+def _keep_first(found: dict[str, tuple], ranked: tuple) -> None:
+    """Keep a relative's best-ranked reading: (strength, evidence order, position, name, ...)."""
+    key = ranked[3].casefold()
+    found[key] = min(found.get(key, ranked), ranked)
 
 
 def _pronouns(titled: set[str], candidates: Sequence[tuple[str, str]]) -> re.Pattern | None:

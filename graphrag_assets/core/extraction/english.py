@@ -387,8 +387,7 @@ class _Sentence:
         return (
             self.bare[words[-1]] in self.known_descriptions
             and all(self.bare[k] in self.known_lowercase and not self._function_word(k) for k in words[:-1])
-            and self._name_type(words) is None  # "Black Prince", "Red Sea" are names their words type
-            and not is_place(self._surface(words))
+            and not self._self_typed(words)  # "Black Prince", "Red Sea" are names their words type
         )
 
     def _description_of(self, words: list[int]) -> list[int]:
@@ -413,12 +412,11 @@ class _Sentence:
         if self.known_capitalised is None or len(words) < 3 or self.lower[words[1]] != "of":
             return False
         of_what = [k for k in words[2:] if not self._function_word(k)]
-        return (
-            bool(of_what)
-            and all(self._not_spelled_as_name(k) for k in of_what)
-            and self._name_type(words) is None
-            and not is_place(self._surface(words))
-        )
+        return bool(of_what) and all(self._not_spelled_as_name(k) for k in of_what) and not self._self_typed(words)
+
+    def _self_typed(self, words: list[int]) -> bool:
+        """The name's own words say what it is ("University of Leiden"), or it is a place."""
+        return self._name_type(words) is not None or is_place(self._surface(words))
 
     def _spelled_as_name(self, k: int) -> bool:
         """A capitalised word a long document spells as a name and not as a description
@@ -448,7 +446,7 @@ class _Sentence:
         kept = words
         while len(kept) > 1 and self._not_spelled_as_name(kept[0]):
             kept = kept[1:]
-        if kept == words or self._name_type(words) is not None or is_place(self._surface(words)):
+        if kept == words or self._self_typed(words):
             return words
         return [] if len(kept) == 1 and self._not_spelled_as_name(kept[0]) else kept
 
@@ -828,34 +826,21 @@ LONG_DOCUMENT_WORDS = 5000
 MIN_INSIDE_CAPITALS = 2
 
 
-def capitalised_vocabulary(text: str) -> set[str] | None:
+def capitalised_vocabulary(text: str, names: list[list[str]]) -> set[str]:
     """The words a long document spells as names: capitalised inside a sentence more than
     once and at least as often as written in lower case (lower case, without a
     possessive); and the names of several such words it writes on their own ("Jacob
-    Marley", not the "Christmas Past" of "Ghost of Christmas Past"). None for a shorter
-    document, whose absences are no evidence. "Scrooge" and "Spirit" are names of A
+    Marley", not the "Christmas Past" of "Ghost of Christmas Past"); read only of a
+    document of ``LONG_DOCUMENT_WORDS`` or more. "Scrooge" and "Spirit" are names of A
     Christmas Carol; "Hallo" (only ever opening a clause) and "Death" (mostly "death") are
-    not. Lines end in "\n" (see ``offline._vocabulary``)."""
-    if len(text.split()) < LONG_DOCUMENT_WORDS:
-        return None
+    not. Lines end in "\n" (see ``offline._vocabulary``); ``names`` are its
+    ``written_names``."""
     inside = Counter(_bare(word) for word in _INSIDE_CAPITAL.findall(text) if word[0].isupper())
     lower = Counter(_bare(word) for word in _WORD.findall(text) if word.islower() and _bare(word) in inside)
     words = {word for word, n in inside.items() if n >= max(lower[word], MIN_INSIDE_CAPITALS)}
-    return words | _names_alone(text, words)
-
-
-def _names_alone(text: str, words: set[str]) -> set[str]:
-    """The names of two or more of the ``words`` a document writes as a name of their own,
-    not as what an "of" ends ("Ghost of Jacob Marley" has "Jacob Marley" alone only if the
-    document also writes "Jacob Marley" elsewhere)."""
-    found = set()
-    for run in _NAME_RUN.findall(text):
-        bare = [_bare(word) for word in run.split()]
-        while bare and bare[0] in STOPWORDS:  # "The Ghost" opening a sentence is no longer name
-            bare = bare[1:]
-        if len(bare) > 1 and not {"of", "the"} & set(bare) and all(word in words for word in bare):
-            found.add(" ".join(bare))
-    return found
+    # The names of several such words written on their own, not as what an "of" ends.
+    alone = (name for name in names if not {"of", "the"} & set(name) and all(word in words for word in name))
+    return words | {" ".join(name) for name in alone}
 
 
 # A name as a long document writes it: capitalised words, with "of", "the" or "of the"
@@ -865,28 +850,35 @@ _NAME_RUN = re.compile(rf"{_CAPITALISED_WORD}(?:[ \t]*\n?[ \t]+(?:(?:of|the|of t
 _AFTER_THE = re.compile(rf"\b[Tt]he[ \t]*\n?[ \t]+({_CAPITALISED_WORD})")
 
 
-def shared_descriptions(text: str, capitalised: set[str] | None) -> set[str]:
-    """The common nouns a long document (``capitalised``: what it spells as names, see
-    ``capitalised_vocabulary``) capitalises as a description several names share: written
-    in lower case too, after "the" ("the Ghost", "the Spirit"), and the head of two or
-    more longer names ("Ghost of Christmas Past", "Ghost of Jacob Marley", "Marley's
-    Ghost"). "the Ghost" is whichever of them is there, and so no name of one; "Present"
-    of "Ghost of Christmas Present" is no head."""
-    if capitalised is None:
-        return set()
-    after_the = {_bare(word) for word in _AFTER_THE.findall(text)} & capitalised
-    common_nouns = {_bare(word) for word in _WORD.findall(text) if word.islower() and _bare(word) in after_the}
-    headed: dict[str, set[str]] = {word: set() for word in common_nouns}
+def written_names(text: str) -> list[list[str]]:
+    """The names of two or more words a document writes (``_NAME_RUN``), as bare words,
+    without function words at either end ("The Ghost" opening a sentence is no longer name)."""
+    names = []
     for run in _NAME_RUN.findall(text):
         words = [_bare(word) for word in run.split()]
-        while words and words[0] in STOPWORDS:  # "The Ghost" opening a sentence is no longer name
+        while words and words[0] in STOPWORDS:
             words = words[1:]
         while words and words[-1] in STOPWORDS:
             words = words[:-1]
         if len(words) > 1:
-            head = words[words.index("of", 1) - 1] if "of" in words[1:] else words[-1]
-            if head in headed:
-                headed[head].add(" ".join(words))
+            names.append(words)
+    return names
+
+
+def shared_descriptions(text: str, capitalised: set[str], names: list[list[str]]) -> set[str]:
+    """The common nouns a long document (``capitalised``: what it spells as names, see
+    ``capitalised_vocabulary``; ``names``: its ``written_names``) capitalises as a
+    description several names share: written in lower case too, after "the" ("the
+    Ghost", "the Spirit"), and the head of two or more longer names ("Ghost of Christmas
+    Past", "Ghost of Jacob Marley", "Marley's Ghost"). "the Ghost" is whichever of them is
+    there, and so no name of one; "Present" of "Ghost of Christmas Present" is no head."""
+    after_the = {_bare(word) for word in _AFTER_THE.findall(text)} & capitalised
+    common_nouns = {_bare(word) for word in _WORD.findall(text) if word.islower() and _bare(word) in after_the}
+    headed: dict[str, set[str]] = {word: set() for word in common_nouns}
+    for words in names:
+        head = words[words.index("of", 1) - 1] if "of" in words[1:] else words[-1]
+        if head in headed:
+            headed[head].add(" ".join(words))
     return {word for word, names in headed.items() if len(names) >= 2}
 
 
@@ -898,15 +890,13 @@ MIN_INTERJECTION_USES = 3
 INTERJECTION_SHARE = 0.4  # of a phrase's uses, those opening an exclamation
 
 
-def interjections(text: str, capitalised: set[str] | None, lowercase: set[str]) -> set[str]:
+def interjections(text: str, capitalised: set[str], lowercase: set[str]) -> set[str]:
     """The capitalised phrases (bare words joined by spaces) a long document uses mostly
     to open an exclamation: "God bless us!", "God forbid!", "Good Heaven!", "Merry
     Christmas!" are oaths and greetings, not names. A character is called out too
     ("Jacob!"), but named far more often otherwise; so at least MIN_INTERJECTION_USES uses,
     INTERJECTION_SHARE of them opening an exclamation. A leading word the document writes
     in lower case ("Good", "Merry") may be part of the phrase or not: both are counted."""
-    if capitalised is None:
-        return set()
     opened: Counter[tuple[str, ...]] = Counter()
     for sentence in split_sentences(text):
         if _EXCLAMATION.search(sentence) and (opening := _OPENING.match(sentence)):
@@ -936,14 +926,12 @@ _THE_ITEM = rf"\b[Tt]he\s+{_CAPITALISED_WORD}"
 _THE_LIST = re.compile(rf"{_THE_ITEM}(?:\s*(?:,|,?\s*(?:and|or))\s*{_THE_ITEM})+\b")
 
 
-def coordinated_common_nouns(text: str, capitalised: set[str] | None, lowercase: set[str]) -> set[str]:
+def coordinated_common_nouns(text: str, capitalised: set[str], lowercase: set[str]) -> set[str]:
     """The capitalised words a long document lists beside a common noun it capitalises
     for emphasis: in "the Past, the Present, and the Future" "Past" is mostly written in
     lower case, so the words listed with it like it ("Present", "Future") are ordinary
     words too, wherever the document capitalises them, when it also writes them in lower
     case. A list of names ("the Thames, the Severn and the Tyne") has no such member."""
-    if capitalised is None:
-        return set()
     found = set()
     for listed in _THE_LIST.finditer(text):
         words = {_bare(word) for word in re.findall(rf"[Tt]he\s+({_CAPITALISED_WORD})", listed.group())}

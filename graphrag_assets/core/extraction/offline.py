@@ -29,6 +29,7 @@ from ...configuration import check, default_of
 from ..content import GRAPH_LIMIT, WRAPPING_COLUMNS
 from .chinese import chinese_mentions, has_chinese
 from .english import (
+    LONG_DOCUMENT_WORDS,
     Mention,
     capitalised_vocabulary,
     coordinated_common_nouns,
@@ -37,6 +38,7 @@ from .english import (
     lowercase_vocabulary,
     name_type,
     shared_descriptions,
+    written_names,
 )
 from .names import name_key
 from .records import EXTRACTED_ENTITY_COLUMNS, EXTRACTED_RELATIONSHIP_COLUMNS, UNTYPED, majority_type
@@ -285,13 +287,16 @@ def _joined(text: str, unit: str) -> str:
 
 
 def _vocabulary(text: str) -> Vocabulary:
+    lowercase = lowercase_vocabulary(text)
+    if len(text.split()) < LONG_DOCUMENT_WORDS:
+        return lowercase, None, set()  # a shorter document's absences are no evidence
     # A line break is a line break however the file ends its lines (Project Gutenberg's
     # end theirs in "\r\n"): the patterns that read words inside a sentence read "\n".
     text = text.replace("\r\n", "\n")
-    capitalised = capitalised_vocabulary(text)
-    lowercase = lowercase_vocabulary(text)
+    names = written_names(text)
+    capitalised = capitalised_vocabulary(text, names)
     not_names = (
-        shared_descriptions(text, capitalised)
+        shared_descriptions(text, capitalised, names)
         | interjections(text, capitalised, lowercase)
         | coordinated_common_nouns(text, capitalised, lowercase)
     )
