@@ -25,8 +25,9 @@ from graphrag_common.lexical import FUNCTION_WORDS, NAME_JOINERS, fold, search_t
 
 from .kinship import BRACKETED_END, kinship_chain, relatives, titled_with
 from .relevance import RelevanceScorer, term_set
+from .verb_objects import asked_verbs, object_phrases
 
-PERSON, PLACE, TIME, NUMBER, NAME, NATIONALITY, QUOTE, CAUSE = (
+PERSON, PLACE, TIME, NUMBER, NAME, NATIONALITY, QUOTE, CAUSE, THING = (
     "person",
     "place",
     "time",
@@ -35,6 +36,7 @@ PERSON, PLACE, TIME, NUMBER, NAME, NATIONALITY, QUOTE, CAUSE = (
     "nationality",
     "quote",
     "cause",
+    "thing",  # what someone did something to ("What does Scrooge buy?")
 )
 
 _NUMBER_WORDS = set(
@@ -129,8 +131,10 @@ class Statement:
             else f'through {name}: "{read.sentence}" [Data: {read.citation}], then '
             for (name, read), after in zip(hops, following)
         )
-        if self.bridge is not None and self.through is None:  # read from the scene around the covering sentence
-            return f'{stated}, {led}from the passage that says "{self.bridge.sentence}", where {quoted}'
+        if self.bridge is not None and self.through is None:
+            # Read from the scene around the covering sentence, or what its pronoun stands for.
+            cited = f" [Data: {self.bridge.citation}]" if self.bridge.citation != self.support.citation else ""
+            return f'{stated}, {led}from the passage that says "{self.bridge.sentence}"{cited}, where {quoted}'
         return f"{stated}, {led}{quoted}" if led else f"{stated}, from {quoted}"
 
     def hops(self) -> tuple[tuple[str, Support], ...]:
@@ -406,6 +410,8 @@ def expected_kind(question: str) -> str | None:
     word, following = words[asks], words[asks + 1 : asks + 3]
     if word == "what" and following[:1] and following[0] in {"do", "does", "did"} and set(words) & _SPEECH_ASKED:
         return QUOTE
+    if word == "what" and asked_verbs(question):
+        return THING
     if word == "how":
         return NUMBER if following[:1] and following[0] in {"many", "much", "old"} else None
     if word == "when" or (word in {"what", "which"} and following[:1] and following[0] in _TIME_NOUNS):
@@ -750,6 +756,7 @@ class _Question:
         named = {stem for name in self.names for stem in name}
         in_order = [stem for stem in _stems(question) if stem in self.terms and stem not in named]
         self.focus = in_order[0] if in_order else None
+        self.verbs = asked_verbs(question)
         self.question = question
 
     def grounded(self, folded_sentence: str) -> bool:
@@ -857,6 +864,7 @@ def state_answer(
     headings: Mapping[str, str] | None = None,
     one_hop: bool = False,
     own_passage: bool = False,
+    preceding: Mapping[str, tuple[tuple[str, ...], str]] | None = None,
 ) -> Statement | None:
     """The phrase that answers ``question`` among the (sentence, citation) ``candidates``
     (in evidence order), or None when the question asks for no phrase or none fits.
@@ -866,19 +874,22 @@ def state_answer(
     ``headings`` the title line of each citation's passage that has one; ``one_hop`` reads
     no bridge (the question names whom it asks about, reached already); ``own_passage``:
     the candidates are the passage about whom the question names, each sentence about them
-    ("he was assassinated ... in Delft" says where William died without naming him)."""
+    ("he was assassinated ... in Delft" says where William died without naming him);
+    ``preceding`` the sentences of the passage before each citation's, and its citation:
+    what a pronoun at a passage's start stands for."""
     kind = kind or expected_kind(question)
     if kind is None or not candidates:
         return None
     reading = _Reading(
         _Question(question, scorer), candidates, scorer, kind, type_of, known, prevalence, headings, own_passage
     )
+    reading.preceding = preceding or {}
     if not reading.ranked:
         return None
     if kind == QUOTE:
         return _state_quotation(reading.asked, candidates, reading.terms, scorer)
     reading.score_one_hop()
-    if not one_hop:
+    if not one_hop and kind != THING:  # the thing is read beside its verb
         reading.score_two_hops()
     if not reading.scores and kind in (TIME, PLACE):
         reading.score_scenes()
@@ -908,6 +919,9 @@ class _Reading:
             if asked.terms & group and not self.kind_terms
         ]
         self.parsed: dict[int, tuple] = {}
+        # (sentence, phrase) -> the sentence naming what the phrase's pronoun stands for
+        self.referents: dict[tuple[int, str], Support] = {}
+        self.preceding: Mapping[str, tuple[tuple[str, ...], str]] = {}
         self.support, self.grounded, self.led_in = [], [], []
         self.read_with: list[frozenset[str]] = []  # the terms the support was read from
         for i, (_, citation) in enumerate(candidates):
@@ -980,6 +994,8 @@ class _Reading:
         if i not in self.parsed:
             sentence = self.candidates[i][0]
             found, names = _spans(sentence, self.kind, self.known)
+            if self.kind == THING:
+                found = self._objects(i)
             unasked = [s for s in found if not self.asked.asked(s)], [s for s in names if not self.asked.asked(s)]
             self.parsed[i] = (_tokens(sentence), *unasked)
         return self.parsed[i]
@@ -1009,7 +1025,29 @@ class _Reading:
                 closeness = 1.0 if entry and span.start == 0 else _closeness(span, anchors)
                 score = self.support[i] * placed * closeness * self.fit(span)
                 score *= self.end_fit(span, self.terms[i])
-                self.record(span, i, score, Statement(span.text, Support(*self.candidates[i])))
+                bridge = self.referents.get((i, span.key))
+                self.record(span, i, score, Statement(span.text, Support(*self.candidates[i]), bridge=bridge))
+
+    def _objects(self, i: int) -> list[_Span]:
+        """What the sentence says the question's verbs are done to; a pronoun read from the
+        sentences before it in its passage and the passage before (``verb_objects``)."""
+        sentence, citation = self.candidates[i]
+        first = i
+        while first and self.candidates[first - 1][1] == citation:
+            first -= 1
+        earlier, earlier_citation = self.preceding.get(citation, ((), ""))
+        before = [*earlier, *(s for s, _ in self.candidates[first:i])]
+        starts = [start for _, start, _ in _tokens(sentence)]
+        spans = []
+        for phrase in object_phrases(sentence, self.asked.verbs, before):
+            verb = next((k for k, start in enumerate(starts) if start >= phrase.at), len(starts))
+            span = _Span(phrase.text, verb + 1, verb + 1 + len(phrase.text.split()))
+            k = phrase.referent
+            if k is not None:
+                read = (earlier[k], earlier_citation) if k < len(earlier) else self.candidates[first + k - len(earlier)]
+                self.referents[(i, span.key)] = Support(*read)
+            spans.append(span)
+        return spans
 
     def score_two_hops(self) -> None:
         """A name of a well-covering sentence, followed to the sentences that spell it and

@@ -47,7 +47,7 @@ def prepare_basic(question: str, reader: IndexReader, settings: BasicSettings, w
     written = writer.answer(
         ANSWER_PROMPT,
         answer_values(question, f"-----Sources-----\n{text}", settings.response_type),
-        lambda: compose(question, source_evidence(kept)),
+        lambda: compose(question, source_evidence(kept, reader.passage_before)),
     )
     result = SearchResult(
         question=question,

@@ -184,7 +184,7 @@ def prepare_drift(question: str, reader: IndexReader, settings: DriftSettings, w
             local_tokens += local.tokens
             node_id = _add_node(nodes, followup, depth, step.answer)
             sources.append(local.sources.select(*SOURCE_COLUMNS))
-            evidence += source_evidence(local.sources)
+            evidence += source_evidence(local.sources, reader.passage_before)
             known = {n["question"] for n in nodes} | {f["question"] for f in queue}
             fresh = [f for f in step.followups if f["question"] not in known]  # never ask twice
             queue.extend(f | {"parent": node_id} for f in fresh[: settings.followups_per_answer])

@@ -23,12 +23,30 @@ from .result import EXTRACTIVE_LABEL, NO_DATA_ANSWER
 class Evidence:
     text: str
     citation: str  # e.g. "Sources (12)" or "Reports (3)"
+    # The passage before this one in its document, read only to know what a pronoun at
+    # this one's start stands for ("Go and buy *it*": the turkey named a passage earlier).
+    before: Evidence | None = None
 
 
-def source_evidence(units) -> list[Evidence]:
-    """Each text unit of a context (a frame with ``text`` and ``human_readable_id``) as
-    evidence cited by its number."""
-    return [Evidence(u["text"], f"Sources ({u['human_readable_id']})") for u in units.iter_rows(named=True)]
+def source_evidence(units, preceding: Mapping[str, tuple[int, str]] = MappingProxyType({})) -> list[Evidence]:
+    """Each text unit of a context (a frame with ``text`` and ``human_readable_id``, and
+    ``id`` to find the unit before it in ``preceding``: ``IndexReader.passage_before``)
+    as evidence cited by its number."""
+    found = []
+    for unit in units.iter_rows(named=True):
+        before = preceding.get(unit.get("id", ""))
+        earlier = Evidence(before[1], f"Sources ({before[0]})") if before else None
+        found.append(Evidence(unit["text"], f"Sources ({unit['human_readable_id']})", earlier))
+    return found
+
+
+def _sentences_before(item: Evidence) -> tuple[tuple[str, ...], str]:
+    """The quotable sentences of the passage before ``item`` that ``item`` does not repeat
+    (text units overlap), and that passage's citation."""
+    if item.before is None:
+        return (), ""
+    text = _clean(item.text)
+    return tuple(s for s in _quotable_sentences(item.before.text) if s not in text), item.before.citation
 
 
 def _clean(sentence: str) -> str:
@@ -215,6 +233,7 @@ def compose(
     lines = [EXTRACTIVE_LABEL]
     names = {"type_of": graph.type_of, "known": graph.knows, "prevalence": graph.prevalence} if graph else {}
     names["headings"] = _headings(evidence)
+    names["preceding"] = {item.citation: _sentences_before(item) for item in evidence if item.before is not None}
     lines += [statement.line() for statement in state_answers(question, candidates, scorer, **names)]
     if lead:
         lines.append(lead)

@@ -290,7 +290,12 @@ def extractive_answer(
     of the sources behind the selected reports (refused only when none covers the question)."""
     kept = reduced.points
     if kept.is_empty():
-        return compose(question, source_evidence(reduced.sources), lead=SOURCES_LEAD, graph=reader.mention_graph)
+        return compose(
+            question,
+            source_evidence(reduced.sources, reader.passage_before),
+            lead=SOURCES_LEAD,
+            graph=reader.mention_graph,
+        )
     lines = [EXTRACTIVE_LABEL]
     # Said, not hidden: the points answer the rest of the question, not these words.
     unmatched = [t for t, n in reader.report_search.bm25.document_frequencies(scorer.question_terms).items() if n == 0]

@@ -258,7 +258,7 @@ def extractive_answer(question: str, built: LocalContext, reader: IndexReader) -
     """The context's most relevant sentences quoted: source text, relationships the
     extraction described (not mere co-occurrence), claims; for a question about the whole,
     the reports in the context."""
-    evidence = source_evidence(built.sources)
+    evidence = source_evidence(built.sources, reader.passage_before)
     evidence += [
         Evidence(r["description"], f"Relationships ({r['human_readable_id']})")
         for r in built.relationships.iter_rows(named=True)

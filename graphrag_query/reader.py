@@ -166,6 +166,22 @@ class IndexReader(PublishedTables):
         return self._lexical_index("community_full_content", reports["id"].to_list(), reports["text"].to_list())
 
     @cached_property
+    def passage_before(self) -> dict[str, tuple[int, str]]:
+        """Per text unit id, the (human_readable_id, text) of the text unit before it in its
+        document: what a pronoun at the start of a passage may stand for. Empty for an
+        index whose text units have no order (an import without ``chunk_index``)."""
+        units = self.table("text_units")
+        if "chunk_index" not in units.columns:
+            return {}
+        ordered = units.drop_nulls("chunk_index").sort("document_id", "chunk_index")
+        previous = ordered.select(
+            "id",
+            pl.col("human_readable_id").shift().over("document_id").alias("before_id"),
+            pl.col("text").shift().over("document_id").alias("before_text"),
+        ).drop_nulls("before_text")
+        return {row[0]: (row[1], row[2]) for row in previous.iter_rows()}
+
+    @cached_property
     def entity_by_name_key(self) -> dict[str, str]:
         entities = self.table("entities")
         return dict(zip(entities["name_key"], entities["id"]))

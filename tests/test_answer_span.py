@@ -10,6 +10,7 @@ from graphrag_query.answer_span import (
     PERSON,
     PLACE,
     QUOTE,
+    THING,
     TIME,
     expected_kind,
     state_answer,
@@ -43,6 +44,10 @@ from graphrag_query.relevance import RelevanceScorer
         ("How did Mary react to her husband's death?", None),
         ("What country is the director of Die Hard from?", NATIONALITY),
         ("What does Scrooge do for Bob the day after Christmas?", None),
+        ("What does Scrooge buy and send to the Cratchits on Christmas morning?", THING),
+        ("What did the old man give the boy?", THING),
+        ("What did the Ghost of Christmas Present show him?", THING),
+        ("What does the word humbug mean?", None),
     ],
 )
 def test_the_question_form_says_what_kind_of_phrase_answers_it(question, kind):
@@ -533,3 +538,42 @@ def test_a_cause_phrase_is_read_whole():
     for sentence, cause in cases.items():
         statement = _answer("How did Lena Moor die?", [sentence])
         assert statement is not None and statement.answer == cause, sentence
+
+
+BAKERY = [
+    "Do you know whether the baker has sold the great plum cake that stood in his window?",
+    "'Not the little plum cake: the great one,' said Martha.",
+    "'It is there still,' replied the girl.",
+    "'Then go and buy it,' said Martha, 'and carry it to the Hollins house.'",
+]
+
+
+def test_what_someone_buys_is_the_thing_the_pronoun_after_the_verb_stands_for():
+    question = "What does Martha buy for the Hollins house?"
+    candidates = [(sentence, "Sources (1)") for sentence in BAKERY]
+    statement = state_answer(question, candidates, RelevanceScorer(question, BAKERY))
+    # "it" is what the sentences before speak of most (the cake, twice), named as first
+    # introduced; not the baker, nor the girl, nor "the great one".
+    assert statement.answer == "great plum cake"
+    assert statement.support.sentence == BAKERY[3] and statement.bridge.sentence == BAKERY[0]
+    assert statement.line().startswith('Answer: great plum cake, from the passage that says "Do you know whether')
+
+
+def test_a_pronoun_with_two_things_equally_likely_is_left_unread_and_a_plain_object_is_read_as_written():
+    question = "What did Martha buy?"
+    told = ["Martha saw a lamp and a basket in the window.", "'Go and buy it,' said Martha to the girl."]
+    assert state_answer(question, [(s, "Sources (1)") for s in told], RelevanceScorer(question, told)) is None
+    plain = ["On the way home Martha bought another coal-scuttle for the office."]
+    assert _answer(question, plain).answer == "coal-scuttle"
+
+
+def test_a_pronoun_at_a_passages_start_is_read_from_the_passage_before_it_and_both_are_cited():
+    from graphrag_query.extractive import Evidence, compose
+
+    before = Evidence(" ".join(BAKERY[:3]), "Sources (4)")
+    # Text units overlap: the passage repeats the last sentence of the one before.
+    passage = Evidence(f"{BAKERY[2]} {BAKERY[3]} The girl ran off at once.", "Sources (5)", before=before)
+    answer = compose("What does Martha buy for the Hollins house?", [passage])
+    line = answer.splitlines()[1]
+    assert line.startswith("Answer: great plum cake, from the passage that says"), answer
+    assert "[Data: Sources (4)]" in line and line.endswith("[Data: Sources (5)]")

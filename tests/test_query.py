@@ -387,27 +387,34 @@ def test_offline_global_search_still_refuses_a_question_no_report_answers(reader
     assert result.answer == NO_DATA_ANSWER
 
 
+def _story_index(index, tmp_path, corpus: str, story: str, **settings) -> IndexReader:
+    """A corpus of one story, indexed offline with ``settings``."""
+    input_dir = tmp_path / "input" / corpus
+    input_dir.mkdir(parents=True)
+    (input_dir / "story.txt").write_text(story)
+    indexed, _ = index(input_dir.parent, **settings)
+    return IndexReader(indexed.db, corpus)
+
+
 def test_global_search_answers_a_detail_no_report_holds_from_the_sources_behind_the_reports(index, tmp_path):
     # Reports summarise what their entities do together; a detail said of one name only
     # ("read upon the stone ... his own name") is in no report, but in the text units
     # behind the reports selected for the question: the answer quotes them, not a refusal.
-    input_dir = tmp_path / "input" / "lighthouse"
-    input_dir.mkdir(parents=True)
-    (input_dir / "story.txt").write_text(
+    reader = _story_index(
+        index,
+        tmp_path,
+        "lighthouse",
         "Edwin Hale and Mara Quill kept the lighthouse at Gull Point. Edwin Hale trimmed the lamp "
         "while Mara Quill wrote the log at Gull Point.\n\nOne winter night the gale drove a wreck onto "
         "the rocks below, and in the morning Edwin went down alone. He read the name painted across "
-        "the broken stern of the wreck: Osprey, his father's boat.\n"
+        "the broken stern of the wreck: Osprey, his father's boat.\n",
     )
-    settings, _ = index(input_dir.parent)
-    result = global_search("What name did Edwin read on the wreck?", reader=IndexReader(settings.db, "lighthouse"))
+    result = global_search("What name did Edwin read on the wreck?", reader=reader)
     assert result.context["points"].is_empty()
     assert result.answer.startswith(EXTRACTIVE_LABEL) and result.answer != NO_DATA_ANSWER
     assert "He read the name painted across the broken stern of the wreck: Osprey" in result.answer
     assert "[Data: Sources (" in result.answer and not result.context["sources"].is_empty()
-    assert global_search("Who repaired the Zorblax engine?", reader=IndexReader(settings.db, "lighthouse")).answer == (
-        NO_DATA_ANSWER
-    )
+    assert global_search("Who repaired the Zorblax engine?", reader=reader).answer == NO_DATA_ANSWER
 
 
 def test_offline_local_answer_names_a_two_hop_answer_through_its_bridge(index, tmp_path):
@@ -464,3 +471,29 @@ def test_a_long_text_unit_ranked_first_does_not_leave_a_small_local_budget_witho
     assert pack(rows, lambda r: r["text"], 50)[0].is_empty()
     result = local_search("What did Clara Okafor do?", reader=reader, budget=800, use_llm=False)
     assert 0 < result.usage.context_tokens <= 800 and result.context["sources"].height > 0
+
+
+def test_offline_answer_reads_a_pronoun_from_the_text_unit_before_the_one_retrieved(index, tmp_path):
+    # Chunked small, the story puts what Martha buys ("the great plum cake") in one text
+    # unit and "Go and buy it ... carry it to the Hollins house" in the next: the answer
+    # names the cake, citing both.
+    reader = _story_index(
+        index,
+        tmp_path,
+        "bakery",
+        "Martha Hollins stopped at the corner of Mill Lane and called to a girl in the street.\n\n"
+        "'Do you know whether the baker has sold the great plum cake that stood in his window? "
+        "Not the little plum cake: the great one.'\n\n"
+        "'It is there still,' replied the girl, who knew the baker well.\n\n"
+        "The bells of the chapel rang out over the snow, and the carts went slowly by.\n\n"
+        "'Then go and buy it,' said Martha Hollins, 'and carry it to the Hollins house, and you shall "
+        "have a shilling for your trouble.' The girl ran off at once through the snow.\n",
+        chunk_size=60,
+        chunk_overlap=0,
+    )
+    units = reader.table("text_units").sort("chunk_index")["text"].to_list()
+    assert len(units) > 1 and not any("plum cake" in unit and "buy it" in unit for unit in units)
+    result = local_search("What does Martha Hollins buy for the Hollins house?", reader=reader, use_llm=False)
+    line = result.answer.splitlines()[1]
+    assert line.startswith("Answer: great plum cake, from the passage that says"), result.answer
+    assert line.count("[Data: Sources (") == 2

@@ -18,6 +18,10 @@ from __future__ import annotations
 
 import re
 
+# Relatives and pupils (KIN_NOUNS: "son of X", "his wife X") name a person; styles ("king
+# of X", "bishop of X") a place, or an organisation ("chancellor of the University of X").
+from graphrag_common.people import KIN_NOUNS, PERSON_NOUNS
+
 PERSON, ORGANIZATION, GEO, EVENT, WORK = "PERSON", "ORGANIZATION", "GEO", "EVENT", "WORK"
 
 
@@ -67,46 +71,9 @@ def is_office(word: str) -> bool:
     return word in OFFICES or plural_office(word)
 
 
-# Relatives and pupils: "son of X", "his wife X" name a person. Styles: "king of X",
-# "bishop of X" name a place (or an organisation: "chancellor of the University of X").
-KIN_NOUNS = _words(
-    """
-son daughter wife husband father mother brother sister sibling child children grandson granddaughter
-grandfather grandmother grandchild nephew niece cousin uncle aunt widow widower mistress consort spouse
-heir heiress successor predecessor student pupil disciple protege protégé apprentice stepson stepdaughter
-stepfather stepmother half-brother half-sister brother-in-law sister-in-law father-in-law mother-in-law
-son-in-law daughter-in-law fiancé fiancée partner lover friend
-"""
-)
-
 # What a common noun says a thing is ("an American actor", "a 1961 Hindi movie"), for
 # definitions and for nouns right before a name ("actor Dhanush", "the film Halloween").
 _NOUN_LISTS = {
-    PERSON: """
-actor actress singer songwriter singer-songwriter musician rapper composer conductor pianist guitarist
-drummer bassist violinist cellist vocalist tenor soprano baritone mezzo-soprano contralto producer director
-filmmaker screenwriter writer author novelist poet playwright dramatist lyricist librettist journalist editor
-critic columnist historian philosopher scientist physicist chemist biologist botanist zoologist geologist
-mathematician astronomer economist sociologist anthropologist archaeologist linguist engineer architect
-inventor painter sculptor artist photographer cinematographer designer illustrator cartoonist animator
-comedian dancer choreographer model presenter host broadcaster announcer commentator politician
-diplomat statesman stateswoman lawyer attorney barrister solicitor judge jurist magistrate businessman
-businesswoman businessperson entrepreneur banker merchant trader industrialist executive manager
-footballer player cricketer athlete boxer wrestler swimmer cyclist runner sprinter skier golfer jockey
-racer shooter fencer rower sailor pitcher catcher outfielder infielder quarterback goalkeeper defender
-midfielder striker winger linebacker coach referee umpire officer soldier admiral commander colonel captain
-lieutenant pilot aviator astronaut explorer navigator missionary priest bishop archbishop cardinal pope
-monk nun abbot abbess theologian rabbi imam cleric preacher pastor minister king queen prince princess
-emperor empress duke duchess archduke archduchess count countess earl baron baroness baronet lord lady knight
-noble nobleman noblewoman peer aristocrat monarch ruler sultan tsar czar khan chieftain chief margrave
-landgrave viscount marquess marquis elector pharaoh caliph emir sheikh shah regent governor mayor senator
-president chancellor consul ambassador envoy secretary official administrator bureaucrat sheriff
-teacher professor lecturer academic scholar educator researcher physician doctor surgeon nurse dentist
-psychiatrist psychologist activist philanthropist socialite courtier spy criminal murderer bandit pirate
-outlaw farmer chef cook personality celebrity figure man woman boy girl person pioneer founder co-founder
-leader member rider driver climber mountaineer skater gymnast sportsperson sportsman sportswoman
-entertainer performer magician puppeteer translator supervisor librarian archivist curator
-""",
     WORK: """
 film movie documentary cartoon anime series miniseries mini-series sitcom soap telenovela serial show
 programme program episode song single album ep track ballad anthem hymn aria opera operetta musical
@@ -142,7 +109,10 @@ disaster earthquake hurricane storm cyclone typhoon flood fire explosion acciden
 pandemic epidemic famine crisis scandal strike protest riot tour concert crusade
 """,
 }
-NOUN_TYPES = {word: entity_type for entity_type, words in _NOUN_LISTS.items() for word in words.split()}
+# A word of two lists is typed by the later one (the people first).
+NOUN_TYPES = {word: PERSON for word in PERSON_NOUNS} | {
+    word: entity_type for entity_type, words in _NOUN_LISTS.items() for word in words.split()
+}
 
 # Head words of names (the last word, or the one before "of"): "Jive Records", "University
 # of Leiden", "Battle of Hastings". Different from the nouns above: a "Films" or "Opera"
