@@ -30,6 +30,10 @@ teacher professor lecturer academic scholar educator researcher physician doctor
 psychiatrist psychologist activist philanthropist socialite courtier spy criminal murderer bandit pirate
 outlaw farmer chef cook personality celebrity figure man woman boy girl person pioneer founder co-founder
 leader member rider driver climber mountaineer skater gymnast sportsperson sportsman sportswoman
+clerk poulterer baker butcher grocer tailor servant maid housemaid butler footman coachman landlord landlady
+shopkeeper innkeeper laundress washerwoman charwoman undertaker beggar stranger visitor guest neighbour neighbor
+gentleman gentlewoman lad lass youth orphan infant baby schoolboy schoolgirl schoolmaster schoolmistress master
+thief robber prisoner fisherman shepherd blacksmith carpenter weaver porter messenger watchman constable policeman
 entertainer performer magician puppeteer translator supervisor librarian archivist curator
 """.split()
 )

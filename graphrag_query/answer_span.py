@@ -25,7 +25,7 @@ from graphrag_common.lexical import FUNCTION_WORDS, NAME_JOINERS, fold, search_t
 
 from .kinship import BRACKETED_END, kinship_chain, relatives, titled_with
 from .relevance import RelevanceScorer, term_set
-from .verb_objects import asked_verbs, object_phrases
+from .verb_objects import asked_doers, asked_verbs, object_phrases
 
 PERSON, PLACE, TIME, NUMBER, NAME, NATIONALITY, QUOTE, CAUSE, THING = (
     "person",
@@ -431,12 +431,24 @@ def expected_kind(question: str) -> str | None:
         return TIME
     if rest & {"birthplace"} or {"place", "birth"} <= rest or {"place", "death"} <= rest:
         return PLACE
-    if word == "which" or rest & {"name", "named", "called"}:
+    if word == "which" or rest & {"name", "named", "called"} or (word == "what" and _kind_named(words[asks + 1 :])):
         return NAME
     # "What is the third spirit ...": a noun phrase asked for by name; "What does X do": no.
     if word == "what" and following[:1] and following[0] in {"is", "was", "are", "were"}:
         return NAME
     return None
+
+
+_AUXILIARIES = {"did", "does", "do", "was", "is", "were", "are", "has", "have", "had", "can", "could", "will", "would"}
+MAX_KIND_WORDS = 3
+
+
+def _kind_named(words: list[str]) -> bool:
+    """ "What <kind> <auxiliary> ...": the question names the kind of what it asks for, as
+    "Which" does ("What award did X receive?", "What government position was held by
+    ..."); not "What happened to X?" or "What makes X ...", whose verb follows "what"."""
+    end = next((k for k, word in enumerate(words[: MAX_KIND_WORDS + 1]) if word in _AUXILIARIES), None)
+    return bool(end) and not any(word in FUNCTION_WORDS for word in words[:end])
 
 
 # A question that asks what someone died of. The words of death are read in lower case:
@@ -756,7 +768,7 @@ class _Question:
         named = {stem for name in self.names for stem in name}
         in_order = [stem for stem in _stems(question) if stem in self.terms and stem not in named]
         self.focus = in_order[0] if in_order else None
-        self.verbs = asked_verbs(question)
+        self.verbs, self.doers = asked_verbs(question), asked_doers(question)
         self.question = question
 
     def grounded(self, folded_sentence: str) -> bool:
@@ -1021,12 +1033,19 @@ class _Reading:
             placed *= CHAINED_FIRST_HOP_SHARE if self.chained and self.grounded[i] else 1.0
             entry = _entry(self.candidates[i][0])
             for span in found:
+                if span.adjective and self.kind == NAME and self._names_focus(tokens, span):
+                    span = replace(span, adjective=False)  # "the Golden Bear *award*": the award asked for
                 # An entry's name is what all of its description says: beside every word of it.
                 closeness = 1.0 if entry and span.start == 0 else _closeness(span, anchors)
                 score = self.support[i] * placed * closeness * self.fit(span)
                 score *= self.end_fit(span, self.terms[i])
                 bridge = self.referents.get((i, span.key))
                 self.record(span, i, score, Statement(span.text, Support(*self.candidates[i]), bridge=bridge))
+
+    def _names_focus(self, tokens: list[tuple[str, int, int]], span: _Span) -> bool:
+        """The word after the phrase is the kind the question asks for."""
+        following = tokens[span.end][0] if span.end < len(tokens) else ""
+        return _says_focus(next(iter(search_terms(following)), ""), self.asked.focus)
 
     def _objects(self, i: int) -> list[_Span]:
         """What the sentence says the question's verbs are done to; a pronoun read from the
@@ -1039,7 +1058,7 @@ class _Reading:
         before = [*earlier, *(s for s, _ in self.candidates[first:i])]
         starts = [start for _, start, _ in _tokens(sentence)]
         spans = []
-        for phrase in object_phrases(sentence, self.asked.verbs, before):
+        for phrase in object_phrases(sentence, self.asked.verbs, before, self.asked.doers):
             verb = next((k for k, start in enumerate(starts) if start >= phrase.at), len(starts))
             span = _Span(phrase.text, verb + 1, verb + 1 + len(phrase.text.split()))
             k = phrase.referent

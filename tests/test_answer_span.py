@@ -48,6 +48,13 @@ from graphrag_query.relevance import RelevanceScorer
         ("What did the old man give the boy?", THING),
         ("What did the Ghost of Christmas Present show him?", THING),
         ("What does the word humbug mean?", None),
+        ("What did the old woman at the door give Scrooge?", THING),
+        ("What did the director of film Blue Harbour study?", THING),
+        ("What does NASA stand for?", None),
+        ("What award did Lena Moor receive in 1990?", NAME),
+        ("What government position was held by the woman who played Corliss Archer?", NAME),
+        ("What happened to Marley?", None),
+        ("What did Scrooge's nephew invite him to?", None),
     ],
 )
 def test_the_question_form_says_what_kind_of_phrase_answers_it(question, kind):
@@ -577,3 +584,48 @@ def test_a_pronoun_at_a_passages_start_is_read_from_the_passage_before_it_and_bo
     line = answer.splitlines()[1]
     assert line.startswith("Answer: great plum cake, from the passage that says"), answer
     assert "[Data: Sources (4)]" in line and line.endswith("[Data: Sources (5)]")
+
+
+@pytest.mark.parametrize(
+    ("question", "sentences", "thing"),
+    [
+        # Any form of the verb; the same word used as a noun is no deed.
+        (
+            "What did Lena Moor study?",
+            ["She joined a study group.", "Lena Moor studied medicine at Uppsala."],
+            "medicine",
+        ),
+        ("What did Lena Moor record?", ["Lena Moor signed with the record label Sonet in 1995."], None),
+        # Whoever does it must be the one asked about, and do it.
+        ("What did Scrooge buy?", ["Scrooge went to the market with Fred.", "Fred bought a goose."], None),
+        ("What did Scrooge buy?", ["Scrooge did not buy the goose."], None),
+        # Set phrases, passives and a pronoun that stands for nothing name no thing.
+        ("What did the army take?", ["The army took part in the siege, which took place in 1812."], None),
+        ("What did the jury find?", ["Smith was found guilty of fraud."], None),
+        ("What did Lena Moor get?", ["Lena Moor got married in 1970."], None),
+        (
+            "What did Scrooge find?",
+            ["The gruel was thin.", "Scrooge found it hard to believe that Marley was dead."],
+            None,
+        ),
+        # The thing past an indirect object, a name, a count.
+        ("What did Scrooge give Bob?", ["Scrooge gave Bob a raise."], "raise"),
+        ("What did Einstein win?", ["Einstein won the Nobel Prize in Physics in 1921."], "Nobel Prize"),
+        ("What did the Duke buy?", ["The Duke bought 200 acres of land."], "200 acres"),
+        ("What did Scrooge sell?", ["Scrooge sold the house last year."], "house"),
+    ],
+)
+def test_a_thing_done_is_read_after_any_form_of_the_verb_only_when_the_one_asked_about_does_it(
+    question, sentences, thing
+):
+    statement = state_answer(question, [(s, "Sources (1)") for s in sentences], RelevanceScorer(question, sentences))
+    assert (statement.answer if statement else None) == thing
+
+
+def test_a_what_kind_question_is_answered_by_the_name_beside_its_words():
+    sentences = [
+        *DISTRACTORS,
+        "Lena Moor was born in Malmö and studied at the Royal Academy.",
+        "In 1990 Lena Moor received the Golden Bear award at the Berlin Festival for Blue Harbour.",
+    ]
+    assert _answer("What award did Lena Moor receive in 1990?", sentences).answer == "Golden Bear"
