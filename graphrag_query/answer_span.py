@@ -15,6 +15,7 @@ covers the rest, whose phrase then answers the whole.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -414,7 +415,9 @@ def expected_kind(question: str) -> str | None:
         return THING
     if word == "how":
         return NUMBER if following[:1] and following[0] in {"many", "much", "old"} else None
-    if word == "when" or (word in {"what", "which"} and following[:1] and following[0] in _TIME_NOUNS):
+    # The noun naming the kind asked for ends the words after "what": "in what New York *city*".
+    noun = _kind_noun(words[asks + 1 :]) if word in {"what", "which"} else None
+    if word == "when" or (noun and {noun, following[0]} & _TIME_NOUNS):
         return TIME
     if word in {"what", "which"} and following[:1] and following[0] == "nationality":
         return NATIONALITY
@@ -422,7 +425,7 @@ def expected_kind(question: str) -> str | None:
     # country; "Which country is the tower in?" a place.
     if word in {"what", "which"} and following[:1] == ["country"] and "from" in words[asks + 2 :]:
         return NATIONALITY
-    if word == "where" or (word in {"what", "which"} and following[:1] and following[0] in _PLACE_NOUNS):
+    if word == "where" or (noun and {noun, following[0]} & _PLACE_NOUNS):
         return PLACE
     rest = set(words[asks + 1 :])
     if word in {"who", "whom"} or (word == "whose" and "name" not in rest):
@@ -437,6 +440,14 @@ def expected_kind(question: str) -> str | None:
     if word == "what" and following[:1] and following[0] in {"is", "was", "are", "were"}:
         return NAME
     return None
+
+
+def _kind_noun(words: list[str]) -> str | None:
+    """The last of the words right after "what" or "which", up to a function word or the
+    question's end ("what New York city" -> city, "which year did" -> year); None with no
+    such word."""
+    run = list(itertools.takewhile(lambda word: word not in FUNCTION_WORDS, words[: MAX_KIND_WORDS + 1]))
+    return run[min(len(run), MAX_KIND_WORDS) - 1] if run else None
 
 
 _AUXILIARIES = {"did", "does", "do", "was", "is", "were", "are", "has", "have", "had", "can", "could", "will", "would"}

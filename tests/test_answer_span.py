@@ -54,6 +54,8 @@ from graphrag_query.relevance import RelevanceScorer
         ("What award did Lena Moor receive in 1990?", NAME),
         ("What government position was held by the woman who played Corliss Archer?", NAME),
         ("What happened to Marley?", None),
+        ("The director of the film Big Stone Gap is based in what New York city?", PLACE),
+        ("In which year did the film come out?", TIME),
         ("What did Scrooge's nephew invite him to?", None),
     ],
 )
