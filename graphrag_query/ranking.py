@@ -28,14 +28,16 @@ def name_tokens(text: str) -> tuple[str, ...]:
     return tuple(fold(t) for t in word_tokens(text))
 
 
-def _capitalised_tokens(title: str) -> frozenset[int]:
-    """Positions of the title's capitalised content words; none for a title in capitals
-    throughout (a model's "THE STATE" says nothing of how the text writes it) or in lower
-    case (a topic such as "climate change")."""
-    words = word_tokens(title)
-    if not words or title.isupper():
+def _capitalised_tokens(title: str, key: tuple[str, ...]) -> frozenset[int]:
+    """Positions of the name's words (``key``, its folded tokens) that its title writes as
+    capitalised content words; none for a title in capitals throughout (a model's "THE
+    STATE" says nothing of how the text writes it), in lower case (a topic such as "climate
+    change"), or written otherwise than its key ("Gol Maal" for "golmaal"); a title with
+    more words than its key ("John Lennon" for "lennon") counts the key's words only."""
+    words = {fold(word): word for word in word_tokens(title)}
+    if not words or title.isupper() or any(token not in words for token in key):
         return frozenset()
-    return frozenset(i for i, word in enumerate(words) if word[:1].isupper() and fold(word) not in FUNCTION_WORDS)
+    return frozenset(i for i, token in enumerate(key) if words[token][:1].isupper() and token not in FUNCTION_WORDS)
 
 
 @dataclass
@@ -110,7 +112,7 @@ class MentionGraph:
         first = pl.concat(typed).drop_nulls().unique("name_key", keep="first", maintain_order=True)
         types = {name_tokens(key): kind for key, kind, _ in first.iter_rows()}
         titles = dict(zip(first["name_key"], first["title"]))
-        capitalised = [_capitalised_tokens(titles.get(key, key)) for key in name_keys]
+        capitalised = [_capitalised_tokens(titles.get(key, key), name_tokens(key)) for key in name_keys]
         units_per_name = np.bincount(name_of_edge, minlength=len(name_keys)).astype(np.float64)
         names_per_unit = np.bincount(unit_of_edge, minlength=len(unit_ids)).astype(np.float64)
         return cls(

@@ -100,6 +100,17 @@ def test_a_capitalised_name_is_not_matched_by_the_same_words_in_lower_case():
     assert found("When did Unesco list it?") == {"unesco"}  # a title in capitals says nothing of case
 
 
+def test_a_name_titled_otherwise_than_its_key_is_read_by_its_keys_words_even_at_a_texts_end():
+    # Resolution may title a name with more words than its key ("Lord Bernard Stewart" for
+    # "bernard stewart") or split otherwise ("A-Side" for "aside"): the capitals asked of a
+    # mention are those of the key's own words, and a mention ending the text is read too.
+    graph = _graph({"u1": ["bernard stewart", "aside"]}, {"bernard stewart": "Lord Bernard Stewart", "aside": "A-Side"})
+    found = lambda question: {graph.name_keys[n] for n in graph.names_in(question)}  # noqa: E731
+    assert found("Who served under Bernard Stewart") == {"bernard stewart"}
+    assert found("Who served under bernard stewart") == set()
+    assert found("What is on the Aside") == {"aside"}
+
+
 def test_a_question_word_opening_the_question_is_no_name():
     # An index may hold a name made of function words ("Who", from a film's "Dr. Who"):
     # the capital of a question's first word says nothing, so "Who is ..." does not name it.
