@@ -149,7 +149,7 @@ def _words(text: str) -> list[re.Match]:
 def _name_end(words: list[str], position: int) -> int:
     """Past a name of capitalised words, perhaps joined ("Ghost of Christmas Present")."""
     while position < len(words):
-        joined = fold(words[position]) in _NAME_JOINERS and words[position + 1 : position + 2][:1] != []
+        joined = fold(words[position]) in _NAME_JOINERS and words[position + 1 : position + 2] != []
         if words[position][:1].isupper() or (joined and words[position + 1][:1].isupper()):
             position += 1
         else:
@@ -210,7 +210,7 @@ def asked_verbs(question: str) -> frozenset[str]:
     a question ending on a preposition asks for its object, not the verb's)."""
     words = _asked_words(question)
     position = _after_subject(words)
-    if position is None or fold(words[-1]) in _PREPOSITIONS | _PARTICLES | {"on", "in", "over"}:
+    if position is None or fold(words[-1]) in _PREPOSITIONS | _PARTICLES:
         return frozenset()
     verbs = set()
     for word in words[position:]:
