@@ -172,7 +172,32 @@ def state_answers(
         else _through_relative(part, candidates, **names) or state_answer(part, candidates, scorer_of(part), **names)
         for part in parts
     )
-    return [statement for statement in found if statement is not None]
+    headings = names.get("headings") or {}
+    return [_as_titled(statement, headings) for statement in found if statement is not None]
+
+
+def _as_titled(statement: Statement, headings: Mapping[str, str]) -> Statement:
+    """A name the passage titled with it writes otherwise ("Born as Leopoldo Torres Nilsson"
+    in the passage titled "Leopoldo Torre Nilsson") is stated as titled, as written in
+    brackets: the title is the name the collection knows them by."""
+    title = headings.get(statement.support.citation, "").strip()
+    if not title or not _written_otherwise(statement.answer, title):
+        return statement
+    return replace(statement, answer=f"{title} ({statement.answer})")
+
+
+SHARED_PREFIX = 4  # letters two spellings of one word share at least ("Torres", "Torre")
+
+
+def _written_otherwise(name: str, title: str) -> bool:
+    """Two writings of one name: as many words, the first and last the same, each other
+    pair sharing its first letters; not the same name."""
+    written, titled = [fold(word) for word in _TOKEN.findall(name)], [fold(word) for word in _TOKEN.findall(title)]
+    if len(written) < 2 or len(written) != len(titled) or written == titled:
+        return False
+    if written[0] != titled[0] or written[-1] != titled[-1]:
+        return False
+    return all(a == b or a[:SHARED_PREFIX] == b[:SHARED_PREFIX] for a, b in zip(written, titled))
 
 
 NEARER_TRIED = 3  # nearer relatives followed, in evidence order (the first wife, the second)

@@ -631,3 +631,20 @@ def test_a_what_kind_question_is_answered_by_the_name_beside_its_words():
         "In 1990 Lena Moor received the Golden Bear award at the Berlin Festival for Blue Harbour.",
     ]
     assert _answer("What award did Lena Moor receive in 1990?", sentences).answer == "Golden Bear"
+
+
+def test_a_name_its_passage_is_titled_with_but_writes_otherwise_is_stated_as_titled():
+    sentences = [
+        "Karl Holm was a Danish painter of harbour scenes.",
+        "Born as Anders Bergh Holm (he later changed his middle name), he was the son of the painter Karl Holm.",
+    ]
+    candidates = [(sentences[0], "Sources (1)"), (sentences[1], "Sources (2)")]
+    question = "Who is the son of Karl Holm?"
+    titled = {"Sources (1)": "Karl Holm", "Sources (2)": "Anders Berg Holm"}
+    [statement] = state_answers(question, candidates, RelevanceScorer(question, sentences), headings=titled)
+    assert statement.answer == "Anders Berg Holm (Anders Bergh Holm)"
+    # A different person of the same first and last name is no other writing of the title.
+    [other] = state_answers(
+        question, candidates, RelevanceScorer(question, sentences), headings={"Sources (2)": "Anders Lund Holm"}
+    )
+    assert other.answer == "Anders Bergh Holm"
