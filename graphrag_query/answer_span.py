@@ -528,6 +528,9 @@ def _tokens(sentence: str) -> list[tuple[str, int, int]]:
     return found
 
 
+_IN_WORD = {"'", "’", "-", "- "}
+
+
 def _capitalised(token: str) -> bool:
     return token[:1].isupper()
 
@@ -554,7 +557,10 @@ def _name_runs(sentence: str, tokens: list[tuple[str, int, int]], known: Callabl
         )
         if current and not joined:
             close()
-        if _capitalised(token) or (current and fold(token) in NAME_JOINERS):
+        # The rest of a word a hyphen or an apostrophe cuts is the name's too: "Ja'far",
+        # "Woo-ping", "Sang- soo" (as some sources write it), "British-born".
+        rest_of_word = bool(current) and current[-1][3] == position - 1 and gap in _IN_WORD
+        if _capitalised(token) or rest_of_word or (current and fold(token) in NAME_JOINERS):
             current.append((token, start, end, position))
         else:
             close()

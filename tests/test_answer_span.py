@@ -648,3 +648,13 @@ def test_a_name_its_passage_is_titled_with_but_writes_otherwise_is_stated_as_tit
         question, candidates, RelevanceScorer(question, sentences), headings={"Sources (2)": "Anders Lund Holm"}
     )
     assert other.answer == "Anders Bergh Holm"
+
+
+def test_a_name_is_never_cut_inside_a_word_at_a_hyphen_or_an_apostrophe():
+    sentences = [
+        *DISTRACTORS,
+        "The seventh Imam was Musa ibn Ja'far, who lived in Medina.",
+        "The fight scenes of the film were choreographed by Yuen Woo-ping.",
+    ]
+    assert _answer("Who was the seventh Imam?", sentences).answer == "Musa ibn Ja'far"
+    assert _answer("Who choreographed the fight scenes of the film?", sentences).answer == "Yuen Woo-ping"
