@@ -248,11 +248,13 @@ def _plural(word: str) -> bool:
     return word.endswith("s") and not word.endswith(("ss", "us", "is"))
 
 
-def _thing_words(sentence: str, words: list[re.Match], k: int) -> list[re.Match]:
+def _thing_words(sentence: str, words: list[re.Match], k: int, after_verb: bool = False) -> list[re.Match]:
     """The words of the thing named from word ``k`` on, adjacent and up to its noun: a name
     ("the Nobel Prize in Physics" -> Nobel Prize), a number and what it counts ("200
     acres"), or lower-case words up to a function word, an adverb, a time word or a verb
-    form ("the house last year" -> house, "fire burned low" -> fire)."""
+    form ("the house last year" -> house, "fire burned low" -> fire). A verb's object
+    (``after_verb``) cut by a verb form before its noun is none: "see his poor *forgotten*
+    self" is no "poor"."""
     if k >= len(words):
         return []
     first = words[k].group()
@@ -266,13 +268,17 @@ def _thing_words(sentence: str, words: list[re.Match], k: int) -> list[re.Match]
         phrase = []
         for position in range(k, min(k + MAX_OBJECT_WORDS, len(words))):
             text = fold(words[position].group())
+            if phrase and sentence[phrase[-1].end() : words[position].start()].strip():
+                break  # a mark ends it: "several novels, including"
             counted = text[:1].isdigit() or text in _NUMBERS
             if phrase and (counted or words[position].group()[:1].isupper()):
                 break
             if text in FUNCTION_WORDS or text in _NOT_THINGS or _ADVERB.search(text):
                 break
             if phrase and (text.endswith(("ed", "ing")) or text in _PAST_FORMS):
-                break  # a verb form: "the fire *burned* low", "the girl *brought*"
+                if after_verb and _modifies_next(sentence, words, position):
+                    return []
+                break  # a verb form: "the fire *burned* low", "a long chain *clasped* about"
             if not phrase and text.endswith("ed"):
                 break  # "got *married*": no thing
             phrase.append(words[position])
@@ -281,6 +287,15 @@ def _thing_words(sentence: str, words: list[re.Match], k: int) -> list[re.Match]
         if sentence[phrase[end - 1].end() : phrase[end].start()].strip():
             return phrase[:end]
     return phrase
+
+
+def _modifies_next(sentence: str, words: list[re.Match], k: int) -> bool:
+    """Word ``k`` stands before a lower-case content word, as an adjective before its noun
+    ("his poor *forgotten* self")."""
+    following = words[k + 1] if k + 1 < len(words) else None
+    if following is None or sentence[words[k].end() : following.start()].strip():
+        return False
+    return following.group()[:1].islower() and fold(following.group()) not in FUNCTION_WORDS
 
 
 def _mentions(sentence: str) -> list[tuple[str, str, float]]:
@@ -390,7 +405,7 @@ def object_phrases(
             after += 1
         elif first in _SET_PHRASES:
             continue
-        phrase = _thing_words(sentence, words, after)
+        phrase = _thing_words(sentence, words, after, after_verb=True)
         counted_only = len(phrase) == 1 and (fold(phrase[0].group()) in _NUMBERS or phrase[0].group().isdigit())
         if phrase and not counted_only and not names_people(phrase[-1].group()):
             found.append(ObjectPhrase(sentence[phrase[0].start() : phrase[-1].end()], word.start()))

@@ -615,6 +615,9 @@ def test_a_pronoun_at_a_passages_start_is_read_from_the_passage_before_it_and_bo
         ("What did Einstein win?", ["Einstein won the Nobel Prize in Physics in 1921."], "Nobel Prize"),
         ("What did the Duke buy?", ["The Duke bought 200 acres of land."], "200 acres"),
         ("What did Scrooge sell?", ["Scrooge sold the house last year."], "house"),
+        # An object is cut at its noun, and not before it.
+        ("What did Scrooge wear?", ["Scrooge wore a long chain clasped about his middle."], "long chain"),
+        ("What did Scrooge see?", ["Scrooge wept to see his poor forgotten self again."], None),
     ],
 )
 def test_a_thing_done_is_read_after_any_form_of_the_verb_only_when_the_one_asked_about_does_it(
