@@ -919,6 +919,7 @@ def state_answer(
     one_hop: bool = False,
     own_passage: bool = False,
     preceding: Mapping[str, tuple[tuple[str, ...], str]] | None = None,
+    speakers: Mapping[str, str] | None = None,
 ) -> Statement | None:
     """The phrase that answers ``question`` among the (sentence, citation) ``candidates``
     (in evidence order), or None when the question asks for no phrase or none fits.
@@ -930,14 +931,15 @@ def state_answer(
     the candidates are the passage about whom the question names, each sentence about them
     ("he was assassinated ... in Delft" says where William died without naming him);
     ``preceding`` the sentences of the passage before each citation's, and its citation:
-    what a pronoun at a passage's start stands for."""
+    what a pronoun at a passage's start stands for; ``speakers`` who speaks each sentence of
+    speech that its paragraph says ("I'll send it" is Scrooge's deed only if he says it)."""
     kind = kind or expected_kind(question)
     if kind is None or not candidates:
         return None
     reading = _Reading(
         _Question(question, scorer), candidates, scorer, kind, type_of, known, prevalence, headings, own_passage
     )
-    reading.preceding = preceding or {}
+    reading.preceding, reading.speakers = preceding or {}, speakers or {}
     if not reading.ranked:
         return None
     if kind == QUOTE:
@@ -976,6 +978,7 @@ class _Reading:
         # (sentence, phrase) -> the sentence naming what the phrase's pronoun stands for
         self.referents: dict[tuple[int, str], Support] = {}
         self.preceding: Mapping[str, tuple[tuple[str, ...], str]] = {}
+        self.speakers: Mapping[str, str] = {}
         self.support, self.grounded, self.led_in = [], [], []
         self.read_with: list[frozenset[str]] = []  # the terms the support was read from
         for i, (_, citation) in enumerate(candidates):
@@ -1100,7 +1103,8 @@ class _Reading:
         before = [*earlier, *(s for s, _ in self.candidates[first:i])]
         starts = [start for _, start, _ in _tokens(sentence)]
         spans = []
-        for phrase in object_phrases(sentence, self.asked.verbs, before, self.asked.doers):
+        speaker = self.speakers.get(sentence)
+        for phrase in object_phrases(sentence, self.asked.verbs, before, self.asked.doers, speaker):
             verb = next((k for k, start in enumerate(starts) if start >= phrase.at), len(starts))
             span = _Span(phrase.text, verb + 1, verb + 1 + len(phrase.text.split()))
             k = phrase.referent

@@ -108,7 +108,7 @@ def _speakers(text: str) -> dict[str, str]:
         names = {next(name for name in match.groups() if name) for match in _SPEAKER.finditer(paragraph)}
         if len(names) == 1:
             (name,) = names
-            spoken.update((s, name) for s in _quotable_sentences(paragraph) if name not in s)
+            spoken.update((s, name) for s in _quotable_sentences(paragraph))
     return spoken
 
 
@@ -234,6 +234,7 @@ def compose(
     names = {"type_of": graph.type_of, "known": graph.knows, "prevalence": graph.prevalence} if graph else {}
     names["headings"] = _headings(evidence)
     names["preceding"] = {item.citation: _sentences_before(item) for item in evidence if item.before is not None}
+    names["speakers"] = speakers
     lines += [statement.line() for statement in state_answers(question, candidates, scorer, **names)]
     if lead:
         lines.append(lead)

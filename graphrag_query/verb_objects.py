@@ -32,6 +32,7 @@ _CONTRACTION = re.compile(r"['’](?:ll|d|ve|re|m|s)$", re.IGNORECASE)  # "I'll"
 _NO_OBJECT = {"do", "mean", "become", "call", "name", "look", "happen", "seem", "think", "feel", "stand"}
 _ADVERB = re.compile(r"^\w{4,}(?<!p)ly$")  # "quickly", not "reply", "apply", "rely"
 _SUBJECT_PRONOUNS = {"he", "she", "they", "it", "i", "you", "we"}
+_FIRST_PERSON = {"i", "we"}
 _DEFINITE = {"the", "this", "that", "these", "those", "his", "her", "their", "its", "my", "your", "our"}
 _DETERMINERS = _DEFINITE | {"a", "an", "another", "some", "any", "every", "each"}
 _NAME_JOINERS = {"of", "the"}  # "the Ghost of Christmas Present"
@@ -146,6 +147,10 @@ def _words(text: str) -> list[re.Match]:
     return list(_WORD.finditer(text))
 
 
+def _words_of(text: str) -> list[str]:
+    return [word.group() for word in _WORD.finditer(text)]
+
+
 def _name_end(words: list[str], position: int) -> int:
     """Past a name of capitalised words, perhaps joined ("Ghost of Christmas Present")."""
     while position < len(words):
@@ -200,7 +205,7 @@ def _after_description(words: list[str], position: int) -> int | None:
 def _asked_words(question: str) -> list[str]:
     """The words of "What does/did ...?" after its auxiliary; empty for any other question."""
     match = _ASKS_DOING.match(question)
-    return [word.group() for word in _words(match["rest"])] if match else []
+    return _words_of(match["rest"]) if match else []
 
 
 def asked_verbs(question: str) -> frozenset[str]:
@@ -350,11 +355,13 @@ def referent(pronoun: str, before: Sequence[str], prefix: str) -> tuple[str, int
     return first[max(weights, key=weights.get)]
 
 
-def _done_by(words: list[re.Match], position: int, doers: frozenset[str]) -> bool:
+def _done_by(words: list[re.Match], position: int, doers: frozenset[str], speaker: str | None = None) -> bool:
     """The verb at ``position`` is a deed, of one of the ``doers`` (folded words of the names
     asked about; any doer when empty) or of an unnamed one ("He bought", "Go and buy"): not
     after a negation, a passive's or copula's verb, a determiner (then it is a noun: "her
-    *record* label"), nor after another name ("Fred bought a goose")."""
+    *record* label"), nor after another name ("Fred bought a goose"), nor said in the first
+    person by a ``speaker`` who is not one of them, or by no one the text names ("'I'd give
+    him a piece of my mind,' said the niece")."""
     k = position - 1
     while k >= 0 and (fold(words[k].group()) in _BETWEEN or _ADVERB.search(fold(words[k].group()))):
         k -= 1
@@ -364,26 +371,32 @@ def _done_by(words: list[re.Match], position: int, doers: frozenset[str]) -> boo
     if before in _NOT_DONE or before.endswith(("n't", "n’t")) or before in _DETERMINERS:
         return False
     word = _CONTRACTION.sub("", words[k].group())
+    if doers and fold(word) in _FIRST_PERSON:  # whoever says it, when it is said who
+        return speaker is not None and bool(doers & {fold(part) for part in _words_of(speaker)})
     if not doers or not word[:1].isupper() or fold(word) in _SUBJECT_PRONOUNS:
         return True
     return fold(_POSSESSIVE.sub("", word)) in doers
 
 
 def object_phrases(
-    sentence: str, verbs: frozenset[str], before: Sequence[str], doers: frozenset[str] = frozenset()
+    sentence: str,
+    verbs: frozenset[str],
+    before: Sequence[str],
+    doers: frozenset[str] = frozenset(),
+    speaker: str | None = None,
 ) -> list[ObjectPhrase]:
     """The things the sentence says the ``verbs`` are done to (``verb_forms``) by the
-    ``doers`` (``_done_by``): the words after the verb ("buy another coal-scuttle" ->
-    "coal-scuttle"), past an indirect object ("send him a turkey", "gave Bob a raise") or
-    a particle ("picked up the key"); a pronoun ("buy it") read as what it stands for in
-    the ``before`` sentences (``referent``), whose index is kept; a pronoun nothing before
-    explains, or one that stands for nothing ("found it hard to believe", "saw that the
-    ..."), is left out."""
+    ``doers`` (``_done_by``; ``speaker``: who says the sentence, if speech): the words
+    after the verb ("buy another coal-scuttle" -> "coal-scuttle"), past an indirect
+    object ("send him a turkey", "gave Bob a raise") or a particle ("picked up the key");
+    a pronoun ("buy it") read as what it stands for in the ``before`` sentences
+    (``referent``), whose index is kept; a pronoun nothing before explains, or one that
+    stands for nothing ("found it hard to believe", "saw that the ..."), is left out."""
     forms = {form: verb for verb in verbs for form in verb_forms(verb)}
     words = _words(sentence)
     found = []
     for position, word in enumerate(words):
-        if fold(word.group()) not in forms or not _done_by(words, position, doers):
+        if fold(word.group()) not in forms or not _done_by(words, position, doers, speaker):
             continue
         after = position + 1
         if after < len(words) and fold(words[after].group()) in _PARTICLES:

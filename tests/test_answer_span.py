@@ -661,3 +661,17 @@ def test_a_name_is_never_cut_inside_a_word_at_a_hyphen_or_an_apostrophe():
     ]
     assert _answer("Who was the seventh Imam?", sentences).answer == "Musa ibn Ja'far"
     assert _answer("Who choreographed the fight scenes of the film?", sentences).answer == "Yuen Woo-ping"
+
+
+def test_a_deed_said_in_the_first_person_is_the_speakers():
+    from graphrag_query.extractive import Evidence, compose
+
+    story = (
+        "Scrooge's niece laughed at the story of the old man.\n\n"
+        "'I'd give him a piece of my mind, if he came to dinner,' said the niece.\n\n"
+        "'And I'd give him the warmest chair,' said Fred, Scrooge's nephew.\n"
+    )
+    answer = compose("What did Scrooge give Bob?", [Evidence(story, "Sources (1)")])
+    assert "Answer:" not in answer, answer
+    answer = compose("What did Fred give the old man?", [Evidence(story, "Sources (1)")])
+    assert "Answer: warmest chair" in answer, answer
