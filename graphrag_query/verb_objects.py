@@ -3,8 +3,8 @@
 "What does Scrooge buy and send to the Cratchits?" asks for the thing bought and sent. The
 evidence names it after the verb, in any of its forms ("bought *another coal-scuttle*",
 "sent *the Cratchits* a turkey", "won *the Nobel Prize*"), when the one who does it is
-the one asked about (not "Fred bought a goose"), and not in a negation, a passive or a
-set phrase ("took place", "gave birth", "was found guilty"). In a story it is more often
+the one asked about (not "Fred bought a goose"; "I" is whoever says it), and not in a
+negation, a passive or a set phrase ("took place", "gave birth", "was found guilty"). In a story it is more often
 a pronoun ("Go and buy *it*", "I'll send *it* to Bob Cratchit's"): the reader knows what
 "it" is from the sentences before. So is it read here: the thing those sentences speak of
 most, counted from where the pronoun's chain begins (each sentence still saying "it"
