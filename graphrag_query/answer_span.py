@@ -918,7 +918,7 @@ def state_answer(
     headings: Mapping[str, str] | None = None,
     one_hop: bool = False,
     own_passage: bool = False,
-    preceding: Mapping[str, tuple[tuple[str, ...], str]] | None = None,
+    preceding: Callable[[str], tuple[tuple[str, ...], str]] | None = None,
     speakers: Mapping[str, str] | None = None,
 ) -> Statement | None:
     """The phrase that answers ``question`` among the (sentence, citation) ``candidates``
@@ -930,16 +930,25 @@ def state_answer(
     no bridge (the question names whom it asks about, reached already); ``own_passage``:
     the candidates are the passage about whom the question names, each sentence about them
     ("he was assassinated ... in Delft" says where William died without naming him);
-    ``preceding`` the sentences of the passage before each citation's, and its citation:
+    ``preceding`` gives the sentences of the passage before a citation's, and its citation:
     what a pronoun at a passage's start stands for; ``speakers`` who speaks each sentence of
     speech that its paragraph says ("I'll send it" is Scrooge's deed only if he says it)."""
     kind = kind or expected_kind(question)
     if kind is None or not candidates:
         return None
     reading = _Reading(
-        _Question(question, scorer), candidates, scorer, kind, type_of, known, prevalence, headings, own_passage
+        _Question(question, scorer),
+        candidates,
+        scorer,
+        kind,
+        type_of,
+        known,
+        prevalence,
+        headings,
+        own_passage,
+        preceding=preceding,
+        speakers=speakers,
     )
-    reading.preceding, reading.speakers = preceding or {}, speakers or {}
     if not reading.ranked:
         return None
     if kind == QUOTE:
@@ -956,7 +965,20 @@ class _Reading:
     """One question read against its candidate sentences: how much of the question each
     sentence covers, and per phrase its best score in each sentence it was read from."""
 
-    def __init__(self, asked, candidates, scorer, kind, type_of, known, prevalence, headings=None, own_passage=False):
+    def __init__(
+        self,
+        asked,
+        candidates,
+        scorer,
+        kind,
+        type_of,
+        known,
+        prevalence,
+        headings=None,
+        own_passage=False,
+        preceding=None,
+        speakers=None,
+    ):
         self.asked, self.candidates, self.scorer, self.kind = asked, candidates, scorer, kind
         self.type_of, self.index_knows, self.prevalence = type_of, known, prevalence
         # citation -> the title line of its passage, folded: whom the passage is about.
@@ -977,8 +999,9 @@ class _Reading:
         self.parsed: dict[int, tuple] = {}
         # (sentence, phrase) -> the sentence naming what the phrase's pronoun stands for
         self.referents: dict[tuple[int, str], Support] = {}
-        self.preceding: Mapping[str, tuple[tuple[str, ...], str]] = {}
-        self.speakers: Mapping[str, str] = {}
+        # citation -> the sentences of the passage before it, and its citation
+        self.preceding = preceding or (lambda citation: ((), ""))
+        self.speakers: Mapping[str, str] = speakers or {}
         self.support, self.grounded, self.led_in = [], [], []
         self.read_with: list[frozenset[str]] = []  # the terms the support was read from
         for i, (_, citation) in enumerate(candidates):
@@ -1099,7 +1122,7 @@ class _Reading:
         first = i
         while first and self.candidates[first - 1][1] == citation:
             first -= 1
-        earlier, earlier_citation = self.preceding.get(citation, ((), ""))
+        earlier, earlier_citation = self.preceding(citation)
         before = [*earlier, *(s for s, _ in self.candidates[first:i])]
         starts = [start for _, start, _ in _tokens(sentence)]
         spans = []

@@ -6,9 +6,9 @@ sentences come from, so nobody mistakes it for a model's synthesis."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache, partial
 from types import MappingProxyType
 
 from graphrag_common.lexical import has_cjk
@@ -23,30 +23,34 @@ from .result import EXTRACTIVE_LABEL, NO_DATA_ANSWER
 class Evidence:
     text: str
     citation: str  # e.g. "Sources (12)" or "Reports (3)"
-    # The passage before this one in its document, read only to know what a pronoun at
-    # this one's start stands for ("Go and buy *it*": the turkey named a passage earlier).
-    before: Evidence | None = None
+    # Reads the passage before this one in its document, (human_readable_id, text) or None,
+    # only to know what a pronoun at this one's start stands for ("Go and buy *it*": the
+    # turkey named a passage earlier); called only when an answer needs it.
+    before: Callable[[], tuple[int, str] | None] | None = None
 
 
-def source_evidence(units, preceding: Mapping[str, tuple[int, str]] = MappingProxyType({})) -> list[Evidence]:
+def source_evidence(units, passage_before: Callable[[str], tuple[int, str] | None] | None = None) -> list[Evidence]:
     """Each text unit of a context (a frame with ``text`` and ``human_readable_id``, and
-    ``id`` to find the unit before it in ``preceding``: ``IndexReader.passage_before``)
+    ``id`` to find the unit before it with ``passage_before``: ``IndexReader.passage_before``)
     as evidence cited by its number."""
-    found = []
-    for unit in units.iter_rows(named=True):
-        before = preceding.get(unit.get("id", ""))
-        earlier = Evidence(before[1], f"Sources ({before[0]})") if before else None
-        found.append(Evidence(unit["text"], f"Sources ({unit['human_readable_id']})", earlier))
-    return found
+    return [
+        Evidence(
+            unit["text"],
+            f"Sources ({unit['human_readable_id']})",
+            partial(passage_before, unit["id"]) if passage_before and unit.get("id") else None,
+        )
+        for unit in units.iter_rows(named=True)
+    ]
 
 
 def _sentences_before(item: Evidence) -> tuple[tuple[str, ...], str]:
     """The quotable sentences of the passage before ``item`` that ``item`` does not repeat
-    (text units overlap), and that passage's citation."""
-    if item.before is None:
+    (text units overlap), and that passage's citation; none when there is no such passage."""
+    before = item.before() if item.before else None
+    if before is None:
         return (), ""
     text = _clean(item.text)
-    return tuple(s for s in _quotable_sentences(item.before.text) if s not in text), item.before.citation
+    return tuple(s for s in _quotable_sentences(before[1]) if s not in text), f"Sources ({before[0]})"
 
 
 def _clean(sentence: str) -> str:
@@ -98,9 +102,9 @@ _SPEAKER = re.compile(rf"\b(?:{SPEECH_VERBS})\s+(?:the\s+)?({_NAME})|(?<=[,'’\
 
 @lru_cache(maxsize=1024)
 def _speakers(text: str) -> dict[str, str]:
-    """Sentence -> who speaks it, for the sentences of a paragraph of speech that does not
-    name its one speaker in each sentence: "'A merrier Christmas, Bob! I'll raise your
-    salary ...'" is Scrooge's when its paragraph says "said Scrooge"."""
+    """Sentence -> who speaks it, for the sentences of a paragraph of speech with one named
+    speaker, including those that do not name them: "'A merrier Christmas, Bob! I'll raise
+    your salary ...'" is Scrooge's when its paragraph says "said Scrooge"."""
     spoken: dict[str, str] = {}
     for paragraph in re.split(r"\n\s*\n", text):
         if not re.search(r"['‘\"“]", paragraph):
@@ -233,7 +237,8 @@ def compose(
     lines = [EXTRACTIVE_LABEL]
     names = {"type_of": graph.type_of, "known": graph.knows, "prevalence": graph.prevalence} if graph else {}
     names["headings"] = _headings(evidence)
-    names["preceding"] = {item.citation: _sentences_before(item) for item in evidence if item.before is not None}
+    by_citation = {item.citation: item for item in evidence}
+    names["preceding"] = cache(lambda citation: _sentences_before(by_citation[citation]))
     names["speakers"] = speakers
     lines += [statement.line() for statement in state_answers(question, candidates, scorer, **names)]
     if lead:

@@ -165,21 +165,20 @@ class IndexReader(PublishedTables):
         reports = report_inputs(self.table("community_reports"))
         return self._lexical_index("community_full_content", reports["id"].to_list(), reports["text"].to_list())
 
-    @cached_property
-    def passage_before(self) -> dict[str, tuple[int, str]]:
-        """Per text unit id, the (human_readable_id, text) of the text unit before it in its
-        document: what a pronoun at the start of a passage may stand for. Empty for an
-        index whose text units have no order (an import without ``chunk_index``)."""
+    def passage_before(self, unit_id: str) -> tuple[int, str] | None:
+        """The (human_readable_id, text) of the text unit before ``unit_id`` in its document:
+        what a pronoun at the start of a passage may stand for. None for a document's first
+        unit, or in an index whose text units have no order (an import without
+        ``chunk_index``). Looked up only when an answer needs it, not for every search."""
         units = self.table("text_units")
         if "chunk_index" not in units.columns:
-            return {}
-        ordered = units.drop_nulls("chunk_index").sort("document_id", "chunk_index")
-        previous = ordered.select(
-            "id",
-            pl.col("human_readable_id").shift().over("document_id").alias("before_id"),
-            pl.col("text").shift().over("document_id").alias("before_text"),
-        ).drop_nulls("before_text")
-        return {row[0]: (row[1], row[2]) for row in previous.iter_rows()}
+            return None
+        unit = units.filter(pl.col("id") == unit_id).select("document_id", "chunk_index")
+        if unit.is_empty() or unit["chunk_index"][0] is None:
+            return None
+        document, chunk = unit.row(0)
+        before = units.filter((pl.col("document_id") == document) & (pl.col("chunk_index") == chunk - 1))
+        return None if before.is_empty() else (before["human_readable_id"][0], before["text"][0])
 
     @cached_property
     def entity_by_name_key(self) -> dict[str, str]:

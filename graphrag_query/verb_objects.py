@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
-from graphrag_common.lexical import FUNCTION_WORDS, fold
+from graphrag_common.lexical import FUNCTION_WORDS, NAME_JOINERS, fold
 from graphrag_common.people import names_people
 
 _ASKS_DOING = re.compile(r"^\s*what\s+(?:do|does|did)\s+(?P<rest>.+?)\W*$", re.IGNORECASE)
@@ -35,7 +36,7 @@ _SUBJECT_PRONOUNS = {"he", "she", "they", "it", "i", "you", "we"}
 _FIRST_PERSON = {"i", "we"}
 _DEFINITE = {"the", "this", "that", "these", "those", "his", "her", "their", "its", "my", "your", "our"}
 _DETERMINERS = _DEFINITE | {"a", "an", "another", "some", "any", "every", "each"}
-_NAME_JOINERS = {"of", "the"}  # "the Ghost of Christmas Present"
+_NAME_JOINERS = NAME_JOINERS | {"the"}  # "the Ghost of Christmas Present", "Battle of the Nile"
 _INDIRECT = {"him", "her", "them", "me", "us", "you"}  # "send *him* a turkey"
 _PARTICLES = {"up", "out", "off", "down", "away", "back"}  # "picked *up* the key" (not "in", "on": places)
 _NUMBERS = set("two three four five six seven eight nine ten eleven twelve twenty fifty hundred dozen".split())
@@ -130,6 +131,7 @@ _IRREGULAR = {
 _PAST_FORMS = frozenset(form for forms in _IRREGULAR.values() for form in forms.split())
 
 
+@lru_cache(maxsize=256)
 def verb_forms(base: str) -> frozenset[str]:
     """The written forms of a verb: "buy" -> buy, buys, buying, bought; "study" -> studies,
     studied; "stop" -> stopped; "make" -> making."""

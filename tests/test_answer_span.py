@@ -579,7 +579,9 @@ def test_a_pronoun_with_two_things_equally_likely_is_left_unread_and_a_plain_obj
 def test_a_pronoun_at_a_passages_start_is_read_from_the_passage_before_it_and_both_are_cited():
     from graphrag_query.extractive import Evidence, compose
 
-    before = Evidence(" ".join(BAKERY[:3]), "Sources (4)")
+    def before():  # the text unit numbered 4, read only when asked for
+        return 4, " ".join(BAKERY[:3])
+
     # Text units overlap: the passage repeats the last sentence of the one before.
     passage = Evidence(f"{BAKERY[2]} {BAKERY[3]} The girl ran off at once.", "Sources (5)", before=before)
     answer = compose("What does Martha buy for the Hollins house?", [passage])
